@@ -1,0 +1,126 @@
+/* osu_mbw_mr: multiple-pair bandwidth and message rate (OSU 3.6 output).
+ * Rank r < pairs sends to r + pairs with the osu_bw pattern. */
+#include "osu_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const int window_sizes[] = { 1, 2, 4, 8, 16, 32, 64, 128 };
+#define NWIN ((int)(sizeof window_sizes / sizeof window_sizes[0]))
+
+/* One measurement: returns the message rate (messages/s over all pairs);
+ * meaningful on rank 0. */
+static double run(const struct osu_opts *o, int rank, int pairs, size_t size, int window,
+                  char *sbuf, char *rbuf, MPI_Request *req)
+{
+    int loop, skip;
+    osu_iters(o, size, &loop, &skip);
+    /* keep the number of messages of the default window (64) */
+    long l = (long)loop * 64 / window;
+    loop = l < 1 ? 1 : (int)l;
+    double t = 0.0, tmax = 0.0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank < pairs) {
+        int peer = rank + pairs;
+        double t_start = 0.0;
+        for (int i = 0; i < loop + skip; i++) {
+            if (i == skip)
+                t_start = MPI_Wtime();
+            for (int j = 0; j < window; j++)
+                MPI_Isend(sbuf, (int)size, MPI_CHAR, peer, 100, MPI_COMM_WORLD, &req[j]);
+            MPI_Waitall(window, req, OSU_STATUSES_IGNORE);
+            MPI_Recv(rbuf, 4, MPI_CHAR, peer, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        t = MPI_Wtime() - t_start;
+    } else if (rank < 2 * pairs) {
+        int peer = rank - pairs;
+        for (int i = 0; i < loop + skip; i++) {
+            for (int j = 0; j < window; j++)
+                MPI_Irecv(rbuf, (int)size, MPI_CHAR, peer, 100, MPI_COMM_WORLD, &req[j]);
+            MPI_Waitall(window, req, OSU_STATUSES_IGNORE);
+            MPI_Send(sbuf, 4, MPI_CHAR, peer, 101, MPI_COMM_WORLD);
+        }
+    }
+    MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    return tmax > 0 ? (double)pairs * loop * window / tmax : 0.0;
+}
+
+int main(int argc, char **argv)
+{
+    struct osu_opts o;
+    int rank, np;
+    osu_defaults(&o, OSU_MBW, "OSU MPI Multiple Bandwidth / Message Rate Test", "MB/s");
+    o.min_size = 1;
+    o.loop = 100; o.skip = 10; o.loop_large = 20; o.skip_large = 2;
+    int rc = osu_init(&argc, &argv, &o, -1, &rank, &np);
+    if (rc)
+        return rc;
+    int pairs = o.pairs > 0 ? o.pairs : np / 2;
+    if (2 * pairs > np) {
+        if (rank == 0)
+            fprintf(stderr, "%d pairs need at least %d processes\n", pairs, 2 * pairs);
+        MPI_Finalize();
+        return EXIT_FAILURE;
+    }
+    int wmax = o.vary_window ? window_sizes[NWIN - 1] : o.window;
+    size_t align = osu_page_size();
+    char *sbuf = osu_alloc(o.max_size + align, align);
+    char *rbuf = osu_alloc(o.max_size + align, align);
+    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)wmax);
+    if (!req)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    if (rank == 0) {
+        osu_print_header(&o);
+        if (o.vary_window) {
+            printf("# [ pairs: %d ] [ window sizes:", pairs);
+            for (int w = 0; w < NWIN; w++)
+                printf(" %d", window_sizes[w]);
+            printf(" ]\n# Message Rate Profile\n%-*s", OSU_SIZE_WIDTH, "# Size");
+            for (int w = 0; w < NWIN; w++)
+                printf("%*d", OSU_FIELD_WIDTH, window_sizes[w]);
+            printf("\n");
+        } else {
+            printf("# [ pairs: %d ] [ window size: %d ]\n", pairs, o.window);
+            if (o.print_rate)
+                printf("%-*s%*s%*s\n", OSU_SIZE_WIDTH, "# Size", OSU_FIELD_WIDTH, "MB/s",
+                       OSU_FIELD_WIDTH, "Messages/s");
+            else
+                printf("%-*s%*s\n", OSU_SIZE_WIDTH, "# Size", OSU_FIELD_WIDTH, "MB/s");
+        }
+        fflush(stdout);
+    }
+    for (size_t size = osu_first_size(&o); size <= o.max_size; size = osu_next_size(size)) {
+        if (size == 0)
+            continue;
+        osu_touch(sbuf, rbuf, size);
+        if (o.vary_window) {
+            if (rank == 0)
+                printf("%-*d", OSU_SIZE_WIDTH, (int)size);
+            for (int w = 0; w < NWIN; w++) {
+                double rate = run(&o, rank, pairs, size, window_sizes[w], sbuf, rbuf, req);
+                if (rank == 0)
+                    printf("%*.*f", OSU_FIELD_WIDTH, OSU_PRECISION, rate);
+            }
+            if (rank == 0) {
+                printf("\n");
+                fflush(stdout);
+            }
+        } else {
+            double rate = run(&o, rank, pairs, size, o.window, sbuf, rbuf, req);
+            if (rank == 0) {
+                double bw = rate * (double)size / 1e6;
+                if (o.print_rate)
+                    printf("%-*d%*.*f%*.*f\n", OSU_SIZE_WIDTH, (int)size, OSU_FIELD_WIDTH,
+                           OSU_PRECISION, bw, OSU_FIELD_WIDTH, OSU_PRECISION, rate);
+                else
+                    printf("%-*d%*.*f\n", OSU_SIZE_WIDTH, (int)size, OSU_FIELD_WIDTH,
+                           OSU_PRECISION, bw);
+                fflush(stdout);
+            }
+        }
+    }
+    free(req);
+    free(sbuf);
+    free(rbuf);
+    return osu_finish();
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * report.c - output: OSU-style tables (size first, figure second, so OSU
+ * plotting scripts read them; reference columns to the right) or CSV.
+ * Only rank 0 prints.
+ */
+#include "config.h"
+
+#include "ptlbench.h"
+
+#include <math.h>
+#include <string.h>
+
+static void header_lines(struct pb_ctx *c, const struct pb_table *t, const char *const *extra)
+{
+	printf("# p3stack ptlbench: %s\n", t->title);
+	printf("# nal: %s  progress: %s  transfer: %s  host: %s  commit: %s  date: %s\n", c->nal,
+	       c->progress, c->transfer, c->host, c->commit, c->date);
+	if (c->cpus[0])
+		printf("# cpus: %s  load: %.2f (1-min average at start; > 0.5 means other busy processes)\n",
+		       c->cpus, c->load[0]);
+	for (; extra && *extra; extra++)
+		printf("# %s\n", *extra);
+	if (t->ref)
+		printf("# reference: %s; ratio = value / reference\n", t->ref->note);
+}
+
+void pb_table_begin(struct pb_ctx *c, const struct pb_table *t, const char *const *extra_hdr)
+{
+	if (c->rank != 0)
+		return;
+	header_lines(c, t, extra_hdr);
+	if (c->o.csv) {
+		if (!c->csv_header_done)
+			printf("test,nal,progress,size,value,unit,reference,ratio,host,commit\n");
+		c->csv_header_done = 1;
+		return;
+	}
+	printf("%-*s%*s", 10, "# Size", 18, t->label);
+	if (t->ref)
+		printf("%*s%*s", 16, t->ref->col, 10, "Ratio");
+	printf("\n");
+}
+
+/* CSV fields here never hold commas or quotes, except possibly the host. */
+static void csv_field(const char *s)
+{
+	if (strpbrk(s, ",\"\n")) {
+		putchar('"');
+		for (; *s; s++) {
+			if (*s == '"')
+				putchar('"');
+			putchar(*s);
+		}
+		putchar('"');
+	} else {
+		fputs(s, stdout);
+	}
+}
+
+void pb_table_row(struct pb_ctx *c, const struct pb_table *t, size_t size, double value)
+{
+	double ref = t->ref ? t->ref->value(c, t->kind, size) : NAN;
+	double ratio = (isfinite(ref) && ref > 0) ? value / ref : NAN;
+
+	if (c->rank != 0)
+		return;
+	if (c->o.csv) {
+		printf("%s,%s,%s,%zu,%.4f,%s,", t->test, c->nal, c->progress, size, value, t->unit);
+		if (isfinite(ref))
+			printf("%.4f", ref);
+		putchar(',');
+		if (isfinite(ratio))
+			printf("%.4f", ratio);
+		putchar(',');
+		csv_field(c->host);
+		putchar(',');
+		csv_field(c->commit);
+		putchar('\n');
+		return;
+	}
+	printf("%-*d%*.*f", 10, (int)size, 18, 2, value);
+	if (t->ref) {
+		if (isfinite(ref))
+			printf("%*.*f%*.*f", 16, t->kind == PB_KIND_BW ? 2 : 3, ref, 10, 2, ratio);
+		else
+			printf("%*s%*s", 16, "-", 10, "-");
+	}
+	printf("\n");
+}
+
+void pb_table_end(struct pb_ctx *c, const struct pb_table *t, const char *trailer)
+{
+	(void)t;
+	if (c->rank != 0)
+		return;
+	if (trailer)
+		printf("# %s\n", trailer);
+	if (!c->o.csv)
+		printf("\n");
+	fflush(stdout);
+}

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ptl3.h - private header of the "ptl3" libfabric provider: FI_EP_RDM with
+ * FI_MSG, FI_MULTI_RECV and FI_TAGGED over Portals 3.3 (libportals3).
+ *
+ * Mapping (shared/reference/mpich-adapter.md), one portal table per endpoint:
+ *   PT_TAG  tagged receives: posted MEs, a marker, catch-all eager buffers and
+ *           a zero-length truncating "overflow" ME (header only)
+ *   PT_MSG  FI_MSG receives and FI_MULTI_RECV buffers, same catch-all layout
+ *   PT_RDV  one ME per send (match bits = send id, OP_GET): the receiver pulls
+ *           whatever the put could not deliver (long unexpected, truncated)
+ *   PT_RMA  reserved for FI_RMA (not offered yet: MPICH falls back to AM)
+ * Wire conventions:
+ *   match bits  = the 64-bit tag; bit 63 (PTL3_LONG_BIT) marks a message
+ *                 larger than the eager limit so eager buffers refuse it
+ *   hdr_data    = bits 0..31 remote CQ data, bits 32..62 send id,
+ *                 bit 63 "CQ data present"
+ * Every send asks for an ACK; it completes when the ACK reports the whole
+ * length delivered, or when the receiver's PtlGet on PT_RDV has finished.
+ *
+ * Locking: one mutex per domain (dom_lock) protects everything below the
+ * domain; public entry points take it, functions ending in _locked expect it.
+ */
+#ifndef PTL3_H
+#define PTL3_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <sys/uio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <portals3.h>
+
+#define PTL3_PROV_NAME "ptl3"
+#define PTL3_PROV_VERSION FI_VERSION(0, 1)
+#define PTL3_FI_VERSION FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
+
+#define PTL3_LONG_BIT (1ULL << 63)
+#define PTL3_HDR_HAS_DATA (1ULL << 63)
+#define PTL3_SENDID_MASK 0x7FFFFFFFULL
+
+#define PTL3_ADDR_MAGIC 0x50334649u /* "P3FI" */
+#define PTL3_ADDR_VERSION 1
+
+/* portal indexes, relative to the endpoint's base */
+enum { PTL3_PT_TAG = 0, PTL3_PT_MSG = 1, PTL3_PT_RDV = 2, PTL3_PT_RMA = 3, PTL3_PT_COUNT = 4 };
+enum { PTL3_Q_TAG = 0, PTL3_Q_MSG = 1, PTL3_NQ = 2 };
+
+extern struct fi_provider ptl3_prov;
+
+/* ---- tunables (ptl3_init.c, registered with fi_param_define) */
+struct ptl3_params {
+	char nal[32];		/* shmem|udp|ether|myrinet|lo|auto */
+	char progress[16];	/* app|thread|"" (library default) */
+	int counters;		/* print counters at endpoint close */
+	size_t eager;		/* eager limit (bytes) */
+	size_t ebuf_size;	/* size of one unexpected buffer */
+	int ebuf_count;		/* unexpected buffers per queue */
+	int eq_size;		/* Portals EQ entries */
+	int close_timeout;	/* seconds fi_close(ep) waits for outstanding ops */
+	int pt_base;		/* first portal index used */
+	int rma;		/* offer FI_RMA (PT_RMA); off by default */
+	unsigned yield_polls;	/* sched_yield after this many empty CQ reads (0: never) */
+};
+extern struct ptl3_params ptl3_params;
+extern int ptl3_trace; /* FI_PTL3_TRACE=1: every Portals event on stderr */
+void ptl3_params_load(void);
+ptl_interface_t ptl3_nal_iface(const char *name);
+
+/* ---- logging */
+#define PTL3_WARN(subsys, ...) FI_WARN(&ptl3_prov, subsys, __VA_ARGS__)
+#define PTL3_INFO(subsys, ...) FI_INFO(&ptl3_prov, subsys, __VA_ARGS__)
+#define PTL3_DBG(subsys, ...) FI_DBG(&ptl3_prov, subsys, __VA_ARGS__)
+
+/* ---- attributes (ptl3_attr.c) */
+extern const struct fi_info ptl3_info_template;
+#define PTL3_RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define PTL3_CAPS                                                                                  \
+	(FI_MSG | FI_TAGGED | FI_MULTI_RECV | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_LOCAL_COMM | \
+	 FI_REMOTE_COMM)
+extern const uint64_t ptl3_caps;
+uint64_t ptl3_caps_now(void); /* PTL3_CAPS, plus PTL3_RMA_CAPS with FI_PTL3_RMA=1 */
+int ptl3_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+		 const struct fi_info *hints, struct fi_info **info);
+
+/* ---- "not supported" stubs (ptl3_init.c) */
+int ptl3_no_close(struct fid *fid);
+int ptl3_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int ptl3_no_control(struct fid *fid, int command, void *arg);
+int ptl3_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context);
+int ptl3_no_tostr(const struct fid *fid, char *buf, size_t len);
+int ptl3_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context);
+extern struct fi_ops_cm ptl3_ep_cm_ops;
+
+/* ---- objects */
+struct ptl3_fabric {
+	struct fid_fabric fabric_fid;
+};
+
+struct ptl3_ep;
+
+struct ptl3_domain {
+	struct fid_domain domain_fid;
+	struct ptl3_fabric *fabric;
+	pthread_mutex_t lock;
+	int ref;		/* open child objects */
+	int ptl_inited;
+	int ni_open;
+	ptl_handle_ni_t ni;
+	ptl_process_id_t id;
+	ptl_interface_t iface;
+	const char *nal_name, *progress_name;
+	int app_progress;	/* call PtlProgress from the provider */
+	struct ptl3_ep *ep;	/* the endpoint (one per NI) */
+	struct ptl3_mr *mrs;
+	uint64_t mr_auto_key;
+	enum fi_threading threading;
+};
+
+struct ptl3_addr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t pt_base;
+	uint32_t iface;
+	uint32_t nid;
+	uint32_t pid;
+	uint32_t reserved;
+};
+
+struct ptl3_av {
+	struct fid_av av_fid;
+	struct ptl3_domain *dom;
+	int ref;
+	size_t count, cap;
+	struct ptl3_addr *tab;
+};
+
+struct ptl3_cq_ent {
+	struct fi_cq_tagged_entry e;
+	int err;		/* positive FI_E* code, 0 = success */
+	size_t olen;
+	int prov_errno;
+};
+
+struct ptl3_cq {
+	struct fid_cq cq_fid;
+	struct ptl3_domain *dom;
+	enum fi_cq_format format;
+	int ref;
+	struct ptl3_cq_ent *ring;
+	size_t cap, head, count;
+	struct ptl3_ep *ep;	/* for progress */
+	unsigned empty_polls;	/* consecutive reads that found nothing */
+};
+
+struct ptl3_cntr {
+	struct fid_cntr cntr_fid;
+	struct ptl3_domain *dom;
+	int ref;
+	uint64_t value, errors;
+	struct ptl3_ep *ep;
+};
+
+struct ptl3_mr {
+	struct fid_mr mr_fid;
+	struct ptl3_domain *dom;
+	struct ptl3_mr *next;
+	void *buf;
+	size_t len;
+	uint64_t access;
+	int exposed;		/* an ME on PT_RMA (remote access, FI_PTL3_RMA=1) */
+	ptl_handle_me_t me;
+};
+
+/* unexpected-message buffer (catch-all after the marker) */
+struct ptl3_ebuf {
+	char *mem;
+	size_t size;
+	int refs;		/* unexpected entries still pointing into it */
+	int linked;
+	int index;
+	int qid;
+	ptl_handle_me_t me;
+	ptl_handle_md_t md;
+};
+
+/* one unexpected message */
+struct ptl3_ux {
+	struct ptl3_ux *next;
+	ptl_process_id_t src;
+	uint64_t tag;		/* long bit cleared */
+	uint64_t hdr;
+	size_t rlen;		/* sent length */
+	size_t mlen;		/* deposited length (== rlen: data here) */
+	struct ptl3_ebuf *buf;	/* NULL: header only */
+	size_t off;
+};
+
+struct ptl3_rxq {
+	int qid;
+	ptl_pt_index_t pt;
+	ptl_handle_me_t marker;
+	ptl_handle_me_t ovf_me;
+	ptl_handle_md_t ovf_md;
+	struct ptl3_ebuf *ebufs;
+	int nebufs;
+	struct ptl3_ux *ux_head, *ux_tail;
+	size_t ux_count;
+};
+
+enum ptl3_op_kind {
+	PTL3_OP_SEND = 1,	/* put + ack (+ get from PT_RDV) */
+	PTL3_OP_RECV,		/* posted receive (ME before the marker) */
+	PTL3_OP_MRECV,		/* multi-receive buffer */
+	PTL3_OP_PULL,		/* receiver's PtlGet of an unexpected message */
+	PTL3_OP_SYNC,		/* synchronous get (multi-recv from the unexpected list) */
+	PTL3_OP_WRITE,		/* fi_write: put with ack on PT_RMA */
+	PTL3_OP_READ,		/* fi_read: get on PT_RMA */
+};
+
+struct ptl3_op {
+	uint32_t gen;
+	uint32_t idx;
+	int kind;
+	int live;
+	void *context;
+	uint64_t cq_flags;	/* FI_SEND|FI_TAGGED|... */
+	int want_comp;
+	/* send */
+	ptl_handle_me_t me;
+	ptl_handle_md_t md;
+	size_t len;
+	int got_ack, got_get, got_send_end;
+	size_t acked;
+	void *bounce;
+	uint64_t send_id;
+	/* recv */
+	int qid;
+	char *buf;
+	size_t buflen;
+	size_t used;		/* multi-recv: bytes consumed before the ME */
+	size_t rlen;		/* pull: sent length */
+	uint64_t tag;
+	uint64_t hdr;
+	int done;		/* sync get finished */
+	int posted;		/* ME is in the match list */
+	struct ptl3_op *next;	/* posted list */
+};
+
+struct ptl3_stats {
+	uint64_t puts, gets, acks, get_ends, replies;
+	uint64_t ux_eager, ux_header, ux_matched;
+	uint64_t mdupdate_retries, ebuf_reposts;
+	uint64_t bytes_sent, bytes_recv;
+	uint64_t truncated, cancelled;
+};
+
+struct ptl3_ep {
+	struct fid_ep ep_fid;
+	struct ptl3_domain *dom;
+	struct fi_info *info;
+	int enabled;
+	int closing;
+	struct ptl3_av *av;
+	struct ptl3_cq *tx_cq, *rx_cq;
+	int tx_selective, rx_selective;
+	struct ptl3_cntr *send_cntr, *recv_cntr, *read_cntr, *write_cntr;
+	uint64_t tx_op_flags, rx_op_flags;
+	size_t min_multi_recv;
+	uint32_t pt_base;
+	ptl_handle_eq_t eq;	/* completions */
+	ptl_handle_eq_t ueq;	/* unexpected arrivals (test EQ for posting) */
+	struct ptl3_rxq q[PTL3_NQ];
+	/* op table: stable pointers, index + generation in MD user_ptr */
+	struct ptl3_op **ops;
+	uint32_t nops, capops;
+	uint32_t *freeidx;
+	uint32_t nfree;
+	uint32_t outstanding_sends;
+	uint32_t posted_recvs;
+	uint64_t next_send_id;
+	uint32_t sends_since_drain;
+	struct ptl3_stats st;
+};
+
+static inline struct ptl3_ep *ptl3_ep_of(struct fid_ep *ep)
+{
+	return (struct ptl3_ep *)ep;
+}
+
+/* ---- fabric/domain (ptl3_fabric.c, ptl3_domain.c) */
+int ptl3_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+int ptl3_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **domain,
+		     void *context);
+int ptl3_domain_ni_open_locked(struct ptl3_domain *dom);
+#define ptl3_lock(dom) pthread_mutex_lock(&(dom)->lock)
+#define ptl3_unlock(dom) pthread_mutex_unlock(&(dom)->lock)
+
+/* ---- objects opened from the domain */
+int ptl3_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
+		 void *context);
+int ptl3_av_get(struct ptl3_av *av, fi_addr_t addr, ptl_process_id_t *id);
+int ptl3_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
+		 void *context);
+int ptl3_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **cntr,
+		   void *context);
+int ptl3_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,
+		uint64_t requested_key, uint64_t flags, struct fid_mr **mr, void *context);
+int ptl3_mr_regv(struct fid *fid, const struct iovec *iov, size_t count, uint64_t access,
+		 uint64_t offset, uint64_t requested_key, uint64_t flags, struct fid_mr **mr,
+		 void *context);
+int ptl3_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags,
+		    struct fid_mr **mr);
+int ptl3_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+		  void *context);
+
+/* ---- completion plumbing (ptl3_cq.c, ptl3_cntr.c) */
+int ptl3_cq_push_locked(struct ptl3_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
+			uint64_t data, uint64_t tag, int err, size_t olen);
+void ptl3_cntr_inc_locked(struct ptl3_cntr *cntr, int err);
+
+/* ---- endpoint engine (ptl3_ep.c) */
+void ptl3_ep_progress_locked(struct ptl3_ep *ep);
+struct ptl3_op *ptl3_op_alloc_locked(struct ptl3_ep *ep, int kind);
+void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op);
+void *ptl3_op_uptr(const struct ptl3_op *op);
+void ptl3_tx_complete_locked(struct ptl3_ep *ep, struct ptl3_op *op, int err);
+void ptl3_rx_complete_locked(struct ptl3_ep *ep, void *context, uint64_t flags, void *buf,
+			     size_t len, uint64_t tag, uint64_t hdr, int err, size_t olen,
+			     int want_comp);
+
+/* ---- data movement (ptl3_msg.c, ptl3_tagged.c, ptl3_rma.c) */
+extern struct fi_ops_msg ptl3_msg_ops;
+extern struct fi_ops_tagged ptl3_tagged_ops;
+extern struct fi_ops_rma ptl3_rma_ops;
+/* the common send path: qid selects PT_TAG or PT_MSG */
+ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
+			 fi_addr_t dest, uint64_t tag, uint64_t data, int has_data, void *context,
+			 uint64_t flags);
+/* the common receive path */
+ssize_t ptl3_recv_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
+			 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
+			 uint64_t flags);
+int ptl3_rxq_setup_locked(struct ptl3_ep *ep, struct ptl3_rxq *q);
+void ptl3_rxq_teardown_locked(struct ptl3_ep *ep, struct ptl3_rxq *q);
+void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64_t uptr);
+void ptl3_rxq_drain_ueq_locked(struct ptl3_ep *ep);
+ssize_t ptl3_ep_cancel_locked(struct ptl3_ep *ep, void *context);
+void ptl3_release_sender_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr);
+extern char ptl3_zero_byte;
+
+/* user_ptr encoding: kind in bits 62..63, generation 32..61, index 0..31 */
+#define PTL3_UP_OP 1ULL
+#define PTL3_UP_EBUF 2ULL
+#define PTL3_UP_OVF 3ULL
+#define PTL3_UP_KIND(u) ((uint64_t)(u) >> 62)
+#define PTL3_UP_GEN(u) ((uint32_t)(((uint64_t)(u) >> 32) & 0x3FFFFFFFu))
+#define PTL3_UP_IDX(u) ((uint32_t)((uint64_t)(u)&0xFFFFFFFFu))
+#define PTL3_UP_MAKE(kind, gen, idx)                                                               \
+	((void *)(uintptr_t)(((uint64_t)(kind) << 62) | (((uint64_t)(gen)&0x3FFFFFFFu) << 32) |       \
+			     (uint64_t)(uint32_t)(idx)))
+
+static inline int ptl3_ptl_to_fi(int rc)
+{
+	switch (rc) {
+	case PTL_OK:
+		return 0;
+	case PTL_NO_SPACE:
+		return -FI_EAGAIN;
+	case PTL_SEGV:
+		return -FI_EFAULT;
+	case PTL_PROCESS_INVALID:
+		return -FI_EADDRNOTAVAIL;
+	default:
+		return -FI_EIO;
+	}
+}
+
+#endif

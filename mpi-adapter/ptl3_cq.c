@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* ptl3_cq.c - completion queues: one ordered ring of successes and errors;
+ * fi_cq_read returns -FI_EAVAIL when an error entry is at the head. */
+#include "config.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ptl3.h"
+
+int ptl3_cq_push_locked(struct ptl3_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
+			uint64_t data, uint64_t tag, int err, size_t olen)
+{
+	if (!cq)
+		return 0;
+	if (cq->count == cq->cap) {
+		size_t ncap = cq->cap ? cq->cap * 2 : 1024;
+		struct ptl3_cq_ent *r = malloc(ncap * sizeof(*r));
+		if (!r) {
+			PTL3_WARN(FI_LOG_CQ, "completion queue: out of memory, completion lost\n");
+			return -FI_ENOMEM;
+		}
+		for (size_t i = 0; i < cq->count; i++)
+			r[i] = cq->ring[(cq->head + i) % cq->cap];
+		free(cq->ring);
+		cq->ring = r;
+		cq->cap = ncap;
+		cq->head = 0;
+	}
+	struct ptl3_cq_ent *e = &cq->ring[(cq->head + cq->count) % cq->cap];
+	e->e.op_context = context;
+	e->e.flags = flags;
+	e->e.len = len;
+	e->e.buf = buf;
+	e->e.data = data;
+	e->e.tag = tag;
+	e->err = err;
+	e->olen = olen;
+	e->prov_errno = 0;
+	cq->count++;
+	return 0;
+}
+
+static size_t entry_size(enum fi_cq_format f)
+{
+	switch (f) {
+	case FI_CQ_FORMAT_CONTEXT:
+		return sizeof(struct fi_cq_entry);
+	case FI_CQ_FORMAT_MSG:
+		return sizeof(struct fi_cq_msg_entry);
+	case FI_CQ_FORMAT_DATA:
+		return sizeof(struct fi_cq_data_entry);
+	default:
+		return sizeof(struct fi_cq_tagged_entry);
+	}
+}
+
+static void copy_out(enum fi_cq_format f, void *dst, const struct fi_cq_tagged_entry *e)
+{
+	switch (f) {
+	case FI_CQ_FORMAT_CONTEXT: {
+		struct fi_cq_entry *d = dst;
+		d->op_context = e->op_context;
+		break;
+	}
+	case FI_CQ_FORMAT_MSG: {
+		struct fi_cq_msg_entry *d = dst;
+		d->op_context = e->op_context;
+		d->flags = e->flags;
+		d->len = e->len;
+		break;
+	}
+	case FI_CQ_FORMAT_DATA: {
+		struct fi_cq_data_entry *d = dst;
+		d->op_context = e->op_context;
+		d->flags = e->flags;
+		d->len = e->len;
+		d->buf = e->buf;
+		d->data = e->data;
+		break;
+	}
+	default:
+		memcpy(dst, e, sizeof(*e));
+		break;
+	}
+}
+
+static ssize_t cq_read_locked(struct ptl3_cq *cq, void *buf, size_t count)
+{
+	size_t n = 0, es = entry_size(cq->format);
+	if (cq->ep)
+		ptl3_ep_progress_locked(cq->ep);
+	while (n < count && cq->count) {
+		struct ptl3_cq_ent *e = &cq->ring[cq->head];
+		if (e->err)
+			break;
+		copy_out(cq->format, (char *)buf + n * es, &e->e);
+		cq->head = (cq->head + 1) % cq->cap;
+		cq->count--;
+		n++;
+	}
+	if (n)
+		return (ssize_t)n;
+	if (cq->count)
+		return -FI_EAVAIL;
+	return -FI_EAGAIN;
+}
+
+static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
+{
+	struct ptl3_cq *cq = container_of(fcq, struct ptl3_cq, cq_fid);
+	ptl3_lock(cq->dom);
+	ssize_t r = cq_read_locked(cq, buf, count);
+	/* callers poll in a tight loop: after a run of empty polls give the
+	 * CPU away, so an oversubscribed node (more ranks than cores) still
+	 * lets the peer we wait for run */
+	int yield = 0;
+	if (r == -FI_EAGAIN) {
+		if (ptl3_params.yield_polls && ++cq->empty_polls >= ptl3_params.yield_polls) {
+			cq->empty_polls = 0;
+			yield = 1;
+		}
+	} else {
+		cq->empty_polls = 0;
+	}
+	ptl3_unlock(cq->dom);
+	if (yield)
+		sched_yield();
+	return r;
+}
+
+static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_t *src_addr)
+{
+	ssize_t r = cq_read(fcq, buf, count);
+	if (r > 0 && src_addr)
+		for (ssize_t i = 0; i < r; i++)
+			src_addr[i] = FI_ADDR_NOTAVAIL;
+	return r;
+}
+
+static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf, uint64_t flags)
+{
+	struct ptl3_cq *cq = container_of(fcq, struct ptl3_cq, cq_fid);
+	ssize_t r = -FI_EAGAIN;
+	ptl3_lock(cq->dom);
+	if (cq->count && cq->ring[cq->head].err) {
+		struct ptl3_cq_ent *e = &cq->ring[cq->head];
+		size_t user_err_size = buf->err_data_size;
+		void *user_err_data = buf->err_data;
+		memset(buf, 0, sizeof(*buf));
+		buf->op_context = e->e.op_context;
+		buf->flags = e->e.flags;
+		buf->len = e->e.len;
+		buf->buf = e->e.buf;
+		buf->data = e->e.data;
+		buf->tag = e->e.tag;
+		buf->olen = e->olen;
+		buf->err = e->err;
+		buf->prov_errno = e->prov_errno;
+		buf->err_data = user_err_data;
+		buf->err_data_size = 0;
+		(void)user_err_size;
+		cq->head = (cq->head + 1) % cq->cap;
+		cq->count--;
+		r = 1;
+	}
+	ptl3_unlock(cq->dom);
+	return r;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count, const void *cond, int timeout)
+{
+	double end = now_ms() + timeout;
+	for (;;) {
+		ssize_t r = cq_read(fcq, buf, count);
+		if (r != -FI_EAGAIN)
+			return r;
+		if (timeout >= 0 && now_ms() >= end)
+			return -FI_EAGAIN;
+		sched_yield();
+	}
+}
+
+static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_t *src_addr,
+			    const void *cond, int timeout)
+{
+	ssize_t r = cq_sread(fcq, buf, count, cond, timeout);
+	if (r > 0 && src_addr)
+		for (ssize_t i = 0; i < r; i++)
+			src_addr[i] = FI_ADDR_NOTAVAIL;
+	return r;
+}
+
+static int cq_signal(struct fid_cq *cq)
+{
+	return 0;
+}
+
+static const char *cq_strerror(struct fid_cq *cq, int prov_errno, const void *err_data, char *buf,
+			       size_t len)
+{
+	const char *s = prov_errno ? PtlErrorStr((unsigned)prov_errno) : "no Portals error";
+	if (buf && len) {
+		snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	return s;
+}
+
+static struct fi_ops_cq cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = cq_read,
+	.readfrom = cq_readfrom,
+	.readerr = cq_readerr,
+	.sread = cq_sread,
+	.sreadfrom = cq_sreadfrom,
+	.signal = cq_signal,
+	.strerror = cq_strerror,
+};
+
+static int cq_close(struct fid *fid)
+{
+	struct ptl3_cq *cq = container_of(fid, struct ptl3_cq, cq_fid.fid);
+	if (cq->ref)
+		return -FI_EBUSY;
+	ptl3_lock(cq->dom);
+	cq->dom->ref--;
+	ptl3_unlock(cq->dom);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+static struct fi_ops cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = cq_close,
+	.bind = ptl3_no_bind,
+	.control = ptl3_no_control,
+	.ops_open = ptl3_no_ops_open,
+	.tostr = ptl3_no_tostr,
+	.ops_set = ptl3_no_ops_set,
+};
+
+int ptl3_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **fcq,
+		 void *context)
+{
+	struct ptl3_domain *dom = container_of(domain, struct ptl3_domain, domain_fid);
+	enum fi_cq_format fmt = FI_CQ_FORMAT_CONTEXT;
+	if (attr) {
+		if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC)
+			return -FI_ENOSYS;
+		if (attr->format != FI_CQ_FORMAT_UNSPEC)
+			fmt = attr->format;
+		if (fmt != FI_CQ_FORMAT_CONTEXT && fmt != FI_CQ_FORMAT_MSG &&
+		    fmt != FI_CQ_FORMAT_DATA && fmt != FI_CQ_FORMAT_TAGGED)
+			return -FI_ENOSYS;
+	}
+	struct ptl3_cq *cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -FI_ENOMEM;
+	cq->dom = dom;
+	cq->format = fmt;
+	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
+	cq->cq_fid.fid.context = context;
+	cq->cq_fid.fid.ops = &cq_fi_ops;
+	cq->cq_fid.ops = &cq_ops;
+	ptl3_lock(dom);
+	dom->ref++;
+	ptl3_unlock(dom);
+	*fcq = &cq->cq_fid;
+	return 0;
+}

@@ -1,0 +1,705 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* ptl3_ep.c - endpoints: binding, enable (EQs, portal tables), the op table,
+ * Portals event dispatch (progress), cancel, close. */
+#include "config.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptl3.h"
+
+/* ---- op table */
+struct ptl3_op *ptl3_op_alloc_locked(struct ptl3_ep *ep, int kind)
+{
+	struct ptl3_op *op;
+	uint32_t idx;
+	if (ep->nfree) {
+		idx = ep->freeidx[--ep->nfree];
+		op = ep->ops[idx];
+	} else {
+		if (ep->nops == ep->capops) {
+			uint32_t ncap = ep->capops ? ep->capops * 2 : 1024;
+			struct ptl3_op **n = realloc(ep->ops, ncap * sizeof(*n));
+			if (!n)
+				return NULL;
+			ep->ops = n;
+			uint32_t *f = realloc(ep->freeidx, ncap * sizeof(*f));
+			if (!f)
+				return NULL;
+			ep->freeidx = f;
+			ep->capops = ncap;
+		}
+		op = calloc(1, sizeof(*op));
+		if (!op)
+			return NULL;
+		idx = ep->nops++;
+		ep->ops[idx] = op;
+		op->idx = idx;
+	}
+	uint32_t gen = (op->gen + 1) & 0x3FFFFFFFu;
+	memset(op, 0, sizeof(*op));
+	op->idx = idx;
+	op->gen = gen ? gen : 1;
+	op->kind = kind;
+	op->live = 1;
+	op->me = PTL_INVALID_HANDLE;
+	op->md = PTL_INVALID_HANDLE;
+	return op;
+}
+
+void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op)
+{
+	if (!op->live)
+		return;
+	op->live = 0;
+	free(op->bounce);
+	op->bounce = NULL;
+	ep->freeidx[ep->nfree++] = op->idx;
+}
+
+void *ptl3_op_uptr(const struct ptl3_op *op)
+{
+	return PTL3_UP_MAKE(PTL3_UP_OP, op->gen, op->idx);
+}
+
+static struct ptl3_op *op_lookup(struct ptl3_ep *ep, uint64_t u)
+{
+	if (PTL3_UP_KIND(u) != PTL3_UP_OP)
+		return NULL;
+	uint32_t idx = PTL3_UP_IDX(u);
+	if (idx >= ep->nops)
+		return NULL;
+	struct ptl3_op *op = ep->ops[idx];
+	if (!op->live || op->gen != PTL3_UP_GEN(u))
+		return NULL;
+	return op;
+}
+
+/* ---- completions */
+void ptl3_tx_complete_locked(struct ptl3_ep *ep, struct ptl3_op *op, int err)
+{
+	if (op->want_comp || err)
+		ptl3_cq_push_locked(ep->tx_cq, op->context, op->cq_flags, 0, NULL, 0, 0, err, 0);
+	ptl3_cntr_inc_locked(ep->send_cntr, err);
+}
+
+void ptl3_rx_complete_locked(struct ptl3_ep *ep, void *context, uint64_t flags, void *buf,
+			     size_t len, uint64_t tag, uint64_t hdr, int err, size_t olen,
+			     int want_comp)
+{
+	uint64_t data = 0;
+	if (hdr & PTL3_HDR_HAS_DATA) {
+		flags |= FI_REMOTE_CQ_DATA;
+		data = hdr & 0xFFFFFFFFULL;
+	}
+	if (!(flags & FI_TAGGED))
+		tag = 0;
+	if (want_comp || err)
+		ptl3_cq_push_locked(ep->rx_cq, context, flags, len, buf, data, tag, err, olen);
+	if (flags & FI_RECV)
+		ptl3_cntr_inc_locked(ep->recv_cntr, err);
+	ep->st.bytes_recv += len;
+}
+
+static uint64_t rx_flags(int qid)
+{
+	return FI_RECV | (qid == PTL3_Q_TAG ? FI_TAGGED : FI_MSG);
+}
+
+/* a send is complete when the ACK says everything arrived, or when the
+ * receiver has pulled (or released) it from PT_RDV */
+static void send_check_locked(struct ptl3_ep *ep, struct ptl3_op *op)
+{
+	if (!op->got_ack || (op->acked < op->len && !op->got_get))
+		return;
+	if (!op->got_get && op->me != PTL_INVALID_HANDLE)
+		PtlMEUnlink(op->me); /* nobody will pull it: drop the PT_RDV entry */
+	ptl3_tx_complete_locked(ep, op, 0);
+	ep->outstanding_sends--;
+	ptl3_op_free_locked(ep, op);
+}
+
+static void send_fail_locked(struct ptl3_ep *ep, struct ptl3_op *op, const ptl_event_t *ev)
+{
+	PTL3_WARN(FI_LOG_EP_DATA, "send to %u:%u failed: %s\n", ev->initiator.nid,
+		  ev->initiator.pid, PtlNIFailStr(ep->dom->ni, ev->ni_fail_type));
+	if (op->me != PTL_INVALID_HANDLE)
+		PtlMEUnlink(op->me);
+	ptl3_tx_complete_locked(ep, op, FI_EIO);
+	ep->outstanding_sends--;
+	ptl3_op_free_locked(ep, op);
+}
+
+static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
+{
+	uint64_t u = (uint64_t)(uintptr_t)ev->md.user_ptr;
+	struct ptl3_op *op = op_lookup(ep, u);
+	if (!op)
+		return; /* stale (e.g. UNLINK after completion) */
+	int fail = ev->ni_fail_type != PTL_NI_OK;
+	switch (op->kind) {
+	case PTL3_OP_SEND:
+		switch (ev->type) {
+		case PTL_EVENT_SEND_END:
+			op->got_send_end = 1;
+			if (fail) {
+				send_fail_locked(ep, op, ev);
+				return;
+			}
+			break;
+		case PTL_EVENT_ACK:
+			ep->st.acks++;
+			if (fail) {
+				send_fail_locked(ep, op, ev);
+				return;
+			}
+			op->got_ack = 1;
+			op->acked = ev->mlength;
+			break;
+		case PTL_EVENT_GET_END:
+			ep->st.get_ends++;
+			op->got_get = 1;
+			break;
+		default:
+			return;
+		}
+		send_check_locked(ep, op);
+		return;
+	case PTL3_OP_RECV:
+		if (ev->type != PTL_EVENT_PUT_END)
+			return;
+		{
+			size_t n = ev->mlength, rlen = ev->rlength;
+			uint64_t tag = ev->match_bits & ~PTL3_LONG_BIT;
+			int err = 0;
+			if (n < rlen) {
+				err = FI_ETRUNC;
+				ep->st.truncated++;
+				ptl3_release_sender_locked(ep, ev->initiator, ev->hdr_data);
+			}
+			if (fail)
+				err = FI_EIO;
+			op->posted = 0;
+			ep->posted_recvs--;
+			ptl3_rx_complete_locked(ep, op->context, rx_flags(op->qid), op->buf, n, tag,
+						ev->hdr_data, err, rlen - n, op->want_comp);
+			ptl3_op_free_locked(ep, op);
+		}
+		return;
+	case PTL3_OP_MRECV:
+		if (ev->type == PTL_EVENT_PUT_END) {
+			size_t off = op->used + ev->offset;
+			uint64_t flags = FI_RECV | FI_MSG;
+			int last = op->buflen - (off + ev->mlength) < ep->min_multi_recv;
+			if (last)
+				flags |= FI_MULTI_RECV;
+			ptl3_rx_complete_locked(ep, op->context, flags, op->buf + off, ev->mlength, 0,
+						ev->hdr_data, fail ? FI_EIO : 0, 0, 1);
+			if (last) {
+				op->posted = 0;
+				ep->posted_recvs--;
+				ptl3_op_free_locked(ep, op);
+			}
+		} else if (ev->type == PTL_EVENT_UNLINK) {
+			/* released without a last message (e.g. a rejected large one) */
+			ptl3_cq_push_locked(ep->rx_cq, op->context, FI_MULTI_RECV, 0, NULL, 0, 0, 0, 0);
+			op->posted = 0;
+			ep->posted_recvs--;
+			ptl3_op_free_locked(ep, op);
+		}
+		return;
+	case PTL3_OP_PULL:
+		if (ev->type != PTL_EVENT_REPLY_END)
+			return;
+		ep->st.replies++;
+		{
+			size_t n = ev->mlength;
+			int err = op->rlen > n ? FI_ETRUNC : 0;
+			if (fail)
+				err = FI_EIO;
+			ptl3_rx_complete_locked(ep, op->context, rx_flags(op->qid), op->buf, n, op->tag,
+						op->hdr, err, op->rlen - n, op->want_comp);
+			ptl3_op_free_locked(ep, op);
+		}
+		return;
+	case PTL3_OP_WRITE:
+		if (ev->type == PTL_EVENT_SEND_END && !fail)
+			return;
+		if (ev->type != PTL_EVENT_ACK && ev->type != PTL_EVENT_SEND_END)
+			return;
+		ep->st.acks += ev->type == PTL_EVENT_ACK;
+		if (op->want_comp || fail)
+			ptl3_cq_push_locked(ep->tx_cq, op->context, FI_RMA | FI_WRITE, 0, NULL, 0, 0,
+					    fail ? FI_EIO : 0, 0);
+		ptl3_cntr_inc_locked(ep->write_cntr, fail);
+		ptl3_op_free_locked(ep, op);
+		return;
+	case PTL3_OP_READ:
+		if (ev->type != PTL_EVENT_REPLY_END)
+			return;
+		ep->st.replies++;
+		if (op->want_comp || fail)
+			ptl3_cq_push_locked(ep->tx_cq, op->context, FI_RMA | FI_READ, 0, NULL, 0, 0,
+					    fail ? FI_EIO : 0, 0);
+		ptl3_cntr_inc_locked(ep->read_cntr, fail);
+		ptl3_op_free_locked(ep, op);
+		return;
+	case PTL3_OP_SYNC:
+		if (ev->type == PTL_EVENT_REPLY_END) {
+			ep->st.replies++;
+			op->done = fail ? -1 : 1;
+			op->rlen = ev->mlength;
+		}
+		return;
+	default:
+		return;
+	}
+}
+
+static void eq_drain_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq, int unexpected)
+{
+	ptl_event_t ev;
+	for (;;) {
+		int rc = PtlEQGet(eq, &ev);
+		if (rc == PTL_EQ_EMPTY)
+			return;
+		if (rc == PTL_EQ_DROPPED) {
+			fprintf(stderr,
+				"ptl3: FATAL: Portals %s event queue overflowed: events lost "
+				"(raise FI_PTL3_EQ_SIZE)\n",
+				unexpected ? "unexpected" : "completion");
+			abort();
+		}
+		if (rc != PTL_OK) {
+			PTL3_WARN(FI_LOG_EP_DATA, "PtlEQGet: %s\n", PtlErrorStr(rc));
+			return;
+		}
+		if (ptl3_trace)
+			fprintf(stderr,
+				"ptl3 trace: %s %s user_ptr %p from %u:%u mbits %#llx rlen %llu mlen %llu "
+				"off %llu hdr %#llx fail %u\n",
+				unexpected ? "ueq" : "eq", PtlEventKindStr(ev.type), ev.md.user_ptr,
+				ev.initiator.nid, ev.initiator.pid, (unsigned long long)ev.match_bits,
+				(unsigned long long)ev.rlength, (unsigned long long)ev.mlength,
+				(unsigned long long)ev.offset, (unsigned long long)ev.hdr_data,
+				ev.ni_fail_type);
+		if (unexpected)
+			ptl3_rxq_ueq_event_locked(ep, &ev, (uint64_t)(uintptr_t)ev.md.user_ptr);
+		else
+			eq_event_locked(ep, &ev);
+	}
+}
+
+void ptl3_rxq_drain_ueq_locked(struct ptl3_ep *ep)
+{
+	eq_drain_locked(ep, ep->ueq, 1);
+}
+
+void ptl3_ep_progress_locked(struct ptl3_ep *ep)
+{
+	if (!ep || !ep->enabled)
+		return;
+	if (ep->dom->app_progress)
+		PtlProgress(ep->dom->ni, 0);
+	eq_drain_locked(ep, ep->eq, 0);
+	eq_drain_locked(ep, ep->ueq, 1);
+}
+
+/* ---- cancel */
+ssize_t ptl3_ep_cancel_locked(struct ptl3_ep *ep, void *context)
+{
+	for (uint32_t i = 0; i < ep->nops; i++) {
+		struct ptl3_op *op = ep->ops[i];
+		if (!op->live || op->context != context || !op->posted)
+			continue;
+		if (op->kind != PTL3_OP_RECV && op->kind != PTL3_OP_MRECV)
+			continue;
+		if (PtlMEUnlink(op->me) != PTL_OK)
+			return -FI_ENOENT; /* matched already: it completes normally */
+		uint32_t gen = op->gen;
+		/* events of matches that happened before the unlink */
+		eq_drain_locked(ep, ep->eq, 0);
+		if (!op->live || op->gen != gen)
+			return 0;
+		op->posted = 0;
+		ep->posted_recvs--;
+		ep->st.cancelled++;
+		uint64_t flags = rx_flags(op->qid);
+		if (op->kind == PTL3_OP_MRECV)
+			flags |= FI_MULTI_RECV;
+		ptl3_cq_push_locked(ep->rx_cq, op->context, flags, 0, op->buf, 0, op->tag, FI_ECANCELED,
+				    0);
+		ptl3_op_free_locked(ep, op);
+		return 0;
+	}
+	return -FI_ENOENT;
+}
+
+static ssize_t ep_cancel(fid_t fid, void *context)
+{
+	struct ptl3_ep *ep = container_of(fid, struct ptl3_ep, ep_fid.fid);
+	ptl3_lock(ep->dom);
+	ssize_t r = ep->enabled ? ptl3_ep_cancel_locked(ep, context) : -FI_ENOENT;
+	ptl3_unlock(ep->dom);
+	return r;
+}
+
+static int ep_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen)
+{
+	struct ptl3_ep *ep = container_of(fid, struct ptl3_ep, ep_fid.fid);
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname == FI_OPT_MIN_MULTI_RECV) {
+		if (*optlen < sizeof(size_t))
+			return -FI_ETOOSMALL;
+		*(size_t *)optval = ep->min_multi_recv;
+		*optlen = sizeof(size_t);
+		return 0;
+	}
+	return -FI_ENOPROTOOPT;
+}
+
+static int ep_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen)
+{
+	struct ptl3_ep *ep = container_of(fid, struct ptl3_ep, ep_fid.fid);
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname == FI_OPT_MIN_MULTI_RECV) {
+		if (optlen != sizeof(size_t))
+			return -FI_EINVAL;
+		ep->min_multi_recv = *(const size_t *)optval;
+		if (!ep->min_multi_recv)
+			ep->min_multi_recv = 1;
+		return 0;
+	}
+	return -FI_ENOPROTOOPT;
+}
+
+static int no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+		     void *context)
+{
+	return -FI_ENOSYS;
+}
+static int no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+		     void *context)
+{
+	return -FI_ENOSYS;
+}
+static ssize_t ep_rx_size_left(struct fid_ep *ep)
+{
+	return 65536;
+}
+static ssize_t ep_tx_size_left(struct fid_ep *ep)
+{
+	return 65536;
+}
+
+static struct fi_ops_ep ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = ep_cancel,
+	.getopt = ep_getopt,
+	.setopt = ep_setopt,
+	.tx_ctx = no_tx_ctx,
+	.rx_ctx = no_rx_ctx,
+	.rx_size_left = ep_rx_size_left,
+	.tx_size_left = ep_tx_size_left,
+};
+
+/* ---- bind, enable, close */
+static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct ptl3_ep *ep = container_of(fid, struct ptl3_ep, ep_fid.fid);
+	int rc = 0;
+	ptl3_lock(ep->dom);
+	if (ep->enabled) {
+		ptl3_unlock(ep->dom);
+		return -FI_EOPBADSTATE;
+	}
+	switch (bfid->fclass) {
+	case FI_CLASS_AV: {
+		struct ptl3_av *av = container_of(bfid, struct ptl3_av, av_fid.fid);
+		if (ep->av) {
+			rc = -FI_EALREADY;
+			break;
+		}
+		ep->av = av;
+		av->ref++;
+		break;
+	}
+	case FI_CLASS_CQ: {
+		struct ptl3_cq *cq = container_of(bfid, struct ptl3_cq, cq_fid.fid);
+		if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) {
+			rc = -FI_EBADFLAGS;
+			break;
+		}
+		if (flags & FI_TRANSMIT) {
+			ep->tx_cq = cq;
+			ep->tx_selective = !!(flags & FI_SELECTIVE_COMPLETION);
+			cq->ref++;
+		}
+		if (flags & FI_RECV) {
+			ep->rx_cq = cq;
+			ep->rx_selective = !!(flags & FI_SELECTIVE_COMPLETION);
+			cq->ref++;
+		}
+		cq->ep = ep;
+		break;
+	}
+	case FI_CLASS_CNTR: {
+		struct ptl3_cntr *c = container_of(bfid, struct ptl3_cntr, cntr_fid.fid);
+		if (flags & FI_SEND) {
+			ep->send_cntr = c;
+			c->ref++;
+		}
+		if (flags & FI_RECV) {
+			ep->recv_cntr = c;
+			c->ref++;
+		}
+		if (flags & FI_READ) {
+			ep->read_cntr = c;
+			c->ref++;
+		}
+		if (flags & FI_WRITE) {
+			ep->write_cntr = c;
+			c->ref++;
+		}
+		/* FI_REMOTE_READ/WRITE: accepted, nothing targets us without FI_RMA */
+		c->ep = ep;
+		break;
+	}
+	default:
+		rc = -FI_EINVAL;
+	}
+	ptl3_unlock(ep->dom);
+	return rc;
+}
+
+static int ep_enable_locked(struct ptl3_ep *ep)
+{
+	struct ptl3_domain *dom = ep->dom;
+	if (ep->enabled)
+		return 0;
+	if (!ep->av || !ep->tx_cq || !ep->rx_cq) {
+		PTL3_WARN(FI_LOG_EP_CTRL, "enable: bind an AV and a CQ first\n");
+		return -FI_ENOCQ;
+	}
+	int rc = ptl3_domain_ni_open_locked(dom);
+	if (rc)
+		return rc;
+	if (dom->ep && dom->ep != ep) {
+		PTL3_WARN(FI_LOG_EP_CTRL, "one endpoint per domain (Portals NI) is supported\n");
+		return -FI_EBUSY;
+	}
+	ep->pt_base = (uint32_t)ptl3_params.pt_base;
+	if (PtlEQAlloc(dom->ni, (ptl_size_t)ptl3_params.eq_size, PTL_EQ_HANDLER_NONE, &ep->eq) !=
+		    PTL_OK ||
+	    PtlEQAlloc(dom->ni, (ptl_size_t)ptl3_params.eq_size, PTL_EQ_HANDLER_NONE, &ep->ueq) !=
+		    PTL_OK) {
+		PTL3_WARN(FI_LOG_EP_CTRL, "PtlEQAlloc failed\n");
+		return -FI_ENOMEM;
+	}
+	for (int i = 0; i < PTL3_NQ; i++) {
+		ep->q[i].qid = i;
+		ep->q[i].pt = ep->pt_base + (i == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
+		rc = ptl3_rxq_setup_locked(ep, &ep->q[i]);
+		if (rc)
+			return rc;
+	}
+	dom->ep = ep;
+	ep->enabled = 1;
+	return 0;
+}
+
+static int ep_control(struct fid *fid, int command, void *arg)
+{
+	struct ptl3_ep *ep = container_of(fid, struct ptl3_ep, ep_fid.fid);
+	int rc;
+	switch (command) {
+	case FI_ENABLE:
+		ptl3_lock(ep->dom);
+		rc = ep_enable_locked(ep);
+		ptl3_unlock(ep->dom);
+		return rc;
+	case FI_GETOPSFLAG: {
+		uint64_t *f = arg;
+		if (*f & FI_TRANSMIT)
+			*f = ep->tx_op_flags;
+		else
+			*f = ep->rx_op_flags;
+		return 0;
+	}
+	case FI_SETOPSFLAG: {
+		uint64_t *f = arg;
+		if (*f & FI_TRANSMIT)
+			ep->tx_op_flags = *f & ~FI_TRANSMIT;
+		else
+			ep->rx_op_flags = *f & ~FI_RECV;
+		return 0;
+	}
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void print_counters_locked(struct ptl3_ep *ep)
+{
+	ptl_sr_value_t drops = 0, droplen = 0, mes = 0, mds = 0;
+	if (ep->dom->ni_open) {
+		PtlNIStatus(ep->dom->ni, PTL_SR_DROP_COUNT, &drops);
+		PtlNIStatus(ep->dom->ni, PTL_SR_DROP_LENGTH, &droplen);
+		PtlNIStatus(ep->dom->ni, PTL_SR_MES_ALLOCATED, &mes);
+		PtlNIStatus(ep->dom->ni, PTL_SR_MDS_ALLOCATED, &mds);
+	}
+	const struct ptl3_stats *s = &ep->st;
+	fprintf(stderr,
+		"ptl3 counters [pid %d nid %u ptl_pid %u nal %s progress %s]: puts %llu gets %llu "
+		"acks %llu get_ends %llu replies %llu unexpected_eager %llu unexpected_header %llu "
+		"unexpected_matched %llu mdupdate_retries %llu ebuf_reposts %llu bytes_sent %llu "
+		"bytes_recv %llu truncated %llu cancelled %llu portals_drop_count %llu "
+		"portals_drop_length %llu mes_allocated %llu mds_allocated %llu\n",
+		(int)getpid(), ep->dom->id.nid, ep->dom->id.pid, ep->dom->nal_name,
+		ep->dom->progress_name, (unsigned long long)s->puts, (unsigned long long)s->gets,
+		(unsigned long long)s->acks, (unsigned long long)s->get_ends,
+		(unsigned long long)s->replies, (unsigned long long)s->ux_eager,
+		(unsigned long long)s->ux_header, (unsigned long long)s->ux_matched,
+		(unsigned long long)s->mdupdate_retries, (unsigned long long)s->ebuf_reposts,
+		(unsigned long long)s->bytes_sent, (unsigned long long)s->bytes_recv,
+		(unsigned long long)s->truncated, (unsigned long long)s->cancelled,
+		(unsigned long long)drops, (unsigned long long)droplen, (unsigned long long)mes,
+		(unsigned long long)mds);
+	if (drops)
+		fprintf(stderr, "ptl3: WARNING: the Portals NI dropped %llu incoming requests\n",
+			(unsigned long long)drops);
+}
+
+static void unref(int *r)
+{
+	if (*r > 0)
+		(*r)--;
+}
+
+static int ep_close(struct fid *fid)
+{
+	struct ptl3_ep *ep = container_of(fid, struct ptl3_ep, ep_fid.fid);
+	struct ptl3_domain *dom = ep->dom;
+	ptl3_lock(dom);
+	ep->closing = 1;
+	if (ep->enabled) {
+		/* wait (bounded) for sends the peers still have to ack or pull */
+		double end = now_s() + ptl3_params.close_timeout;
+		while (ep->outstanding_sends && now_s() < end) {
+			ptl3_ep_progress_locked(ep);
+			if (ep->outstanding_sends) {
+				ptl3_unlock(dom);
+				sched_yield();
+				ptl3_lock(dom);
+			}
+		}
+		if (ep->outstanding_sends)
+			fprintf(stderr, "ptl3: close: %u sends still outstanding after %d s\n",
+				ep->outstanding_sends, ptl3_params.close_timeout);
+		ptl3_ep_progress_locked(ep);
+		if (ptl3_params.counters)
+			print_counters_locked(ep);
+		for (uint32_t i = 0; i < ep->nops; i++) {
+			struct ptl3_op *op = ep->ops[i];
+			if (op->live && op->me != PTL_INVALID_HANDLE &&
+			    (op->posted || op->kind == PTL3_OP_SEND))
+				PtlMEUnlink(op->me);
+		}
+		for (int i = 0; i < PTL3_NQ; i++)
+			ptl3_rxq_teardown_locked(ep, &ep->q[i]);
+		PtlEQFree(ep->eq);
+		PtlEQFree(ep->ueq);
+		if (dom->ep == ep)
+			dom->ep = NULL;
+	}
+	if (ep->av)
+		unref(&ep->av->ref);
+	if (ep->tx_cq) {
+		unref(&ep->tx_cq->ref);
+		if (ep->tx_cq->ep == ep)
+			ep->tx_cq->ep = NULL;
+	}
+	if (ep->rx_cq) {
+		unref(&ep->rx_cq->ref);
+		if (ep->rx_cq->ep == ep)
+			ep->rx_cq->ep = NULL;
+	}
+	struct ptl3_cntr *cs[4] = {ep->send_cntr, ep->recv_cntr, ep->read_cntr, ep->write_cntr};
+	for (int i = 0; i < 4; i++)
+		if (cs[i]) {
+			unref(&cs[i]->ref);
+			if (cs[i]->ep == ep)
+				cs[i]->ep = NULL;
+		}
+	dom->ref--;
+	ptl3_unlock(dom);
+	for (uint32_t i = 0; i < ep->nops; i++) {
+		free(ep->ops[i]->bounce);
+		free(ep->ops[i]);
+	}
+	free(ep->ops);
+	free(ep->freeidx);
+	if (ep->info)
+		fi_freeinfo(ep->info);
+	free(ep);
+	return 0;
+}
+
+static struct fi_ops ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = ep_close,
+	.bind = ep_bind,
+	.control = ep_control,
+	.ops_open = ptl3_no_ops_open,
+	.tostr = ptl3_no_tostr,
+	.ops_set = ptl3_no_ops_set,
+};
+
+extern struct fi_ops_atomic ptl3_atomic_ops;
+extern struct fi_ops_collective ptl3_collective_ops;
+
+int ptl3_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **fep,
+		  void *context)
+{
+	struct ptl3_domain *dom = container_of(domain, struct ptl3_domain, domain_fid);
+	if (info && info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
+	    info->ep_attr->type != FI_EP_UNSPEC)
+		return -FI_EINVAL;
+	struct ptl3_ep *ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->dom = dom;
+	ep->info = info ? fi_dupinfo(info) : NULL;
+	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
+	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
+	ep->min_multi_recv = 16384;
+	ep->next_send_id = 1;
+	ep->eq = ep->ueq = PTL_INVALID_HANDLE;
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = &ep_fi_ops;
+	ep->ep_fid.ops = &ep_ops;
+	ep->ep_fid.cm = &ptl3_ep_cm_ops;
+	ep->ep_fid.msg = &ptl3_msg_ops;
+	ep->ep_fid.tagged = &ptl3_tagged_ops;
+	ep->ep_fid.rma = &ptl3_rma_ops;
+	ep->ep_fid.atomic = &ptl3_atomic_ops;
+	ep->ep_fid.collective = &ptl3_collective_ops;
+	ptl3_lock(dom);
+	dom->ref++;
+	ptl3_unlock(dom);
+	*fep = &ep->ep_fid;
+	return 0;
+}

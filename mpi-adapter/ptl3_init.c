@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* ptl3_init.c - provider entry point, tunables, and "not supported" stubs. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ptl3.h"
+
+struct ptl3_params ptl3_params;
+int ptl3_trace;
+
+static void ptl3_cleanup(void)
+{
+}
+
+struct fi_provider ptl3_prov = {
+	.version = PTL3_PROV_VERSION,
+	.fi_version = PTL3_FI_VERSION,
+	.name = PTL3_PROV_NAME,
+	.getinfo = ptl3_getinfo,
+	.fabric = ptl3_fabric_open,
+	.cleanup = ptl3_cleanup,
+};
+
+ptl_interface_t ptl3_nal_iface(const char *name)
+{
+	if (!name || !*name || !strcasecmp(name, "auto"))
+		return PTL_IFACE_AUTO;
+	if (!strcasecmp(name, "shmem"))
+		return PTL_IFACE_SHMEM;
+	if (!strcasecmp(name, "udp"))
+		return PTL_IFACE_UDP;
+	if (!strcasecmp(name, "ether"))
+		return PTL_IFACE_ETHER;
+	if (!strcasecmp(name, "myrinet"))
+		return PTL_IFACE_MYRINET;
+	if (!strcasecmp(name, "lo"))
+		return PTL_IFACE_LO;
+	return (ptl_interface_t)-1;
+}
+
+static void get_str(const char *name, char *dst, size_t n, const char *def)
+{
+	char *v = NULL;
+	if (fi_param_get_str(&ptl3_prov, name, &v) == FI_SUCCESS && v && *v)
+		snprintf(dst, n, "%s", v);
+	else
+		snprintf(dst, n, "%s", def);
+}
+
+static void get_size(const char *name, size_t *dst, size_t def, size_t min)
+{
+	int v;
+	*dst = def;
+	if (fi_param_get_int(&ptl3_prov, name, &v) == FI_SUCCESS && v >= 0 && (size_t)v >= min)
+		*dst = (size_t)v;
+}
+
+void ptl3_params_load(void)
+{
+	int v;
+	get_str("nal", ptl3_params.nal, sizeof(ptl3_params.nal), "shmem");
+	get_str("progress", ptl3_params.progress, sizeof(ptl3_params.progress), "");
+	ptl3_params.counters = 0;
+	if (fi_param_get_bool(&ptl3_prov, "counters", &v) == FI_SUCCESS)
+		ptl3_params.counters = v;
+	get_size("eager", &ptl3_params.eager, 16384, 0);
+	get_size("ebuf_size", &ptl3_params.ebuf_size, 262144, 4096);
+	if (ptl3_params.ebuf_size < ptl3_params.eager * 2)
+		ptl3_params.ebuf_size = ptl3_params.eager * 2;
+	size_t n;
+	get_size("ebuf_count", &n, 8, 2);
+	ptl3_params.ebuf_count = (int)n;
+	get_size("eq_size", &n, 32768, 1024);
+	ptl3_params.eq_size = (int)n;
+	get_size("close_timeout", &n, 30, 0);
+	ptl3_params.close_timeout = (int)n;
+	get_size("pt_base", &n, 8, 0);
+	ptl3_params.pt_base = (int)n;
+	get_size("yield_polls", &n, 0, 0);
+	ptl3_params.yield_polls = (unsigned)n;
+	ptl3_params.rma = 0;
+	if (fi_param_get_bool(&ptl3_prov, "rma", &v) == FI_SUCCESS)
+		ptl3_params.rma = v;
+}
+
+/* the entry point libfabric looks up in a dlopened provider */
+struct fi_provider *fi_prov_ini(void);
+
+FI_EXT_INI
+{
+	fi_param_define(&ptl3_prov, "nal", FI_PARAM_STRING,
+			"Portals NAL to open: shmem, udp, ether, myrinet, lo or auto (default: shmem)");
+	fi_param_define(&ptl3_prov, "progress", FI_PARAM_STRING,
+			"Portals progress mode, app or thread (sets PTL_PROGRESS; default: the library's)");
+	fi_param_define(&ptl3_prov, "counters", FI_PARAM_BOOL,
+			"print the provider's counters on stderr when an endpoint closes (default: no)");
+	fi_param_define(&ptl3_prov, "eager", FI_PARAM_INT,
+			"largest message deposited into unexpected buffers; larger ones are pulled (default: 16384)");
+	fi_param_define(&ptl3_prov, "ebuf_size", FI_PARAM_INT,
+			"bytes per unexpected-message buffer (default: 262144)");
+	fi_param_define(&ptl3_prov, "ebuf_count", FI_PARAM_INT,
+			"unexpected-message buffers per receive queue (default: 8)");
+	fi_param_define(&ptl3_prov, "eq_size", FI_PARAM_INT,
+			"entries per Portals event queue (default: 32768)");
+	fi_param_define(&ptl3_prov, "close_timeout", FI_PARAM_INT,
+			"seconds fi_close(ep) waits for outstanding operations (default: 30)");
+	fi_param_define(&ptl3_prov, "pt_base", FI_PARAM_INT,
+			"first Portals table index used by an endpoint (default: 8)");
+	fi_param_define(&ptl3_prov, "yield_polls", FI_PARAM_INT,
+			"sched_yield() after this many consecutive empty CQ reads, so oversubscribed "
+			"ranks let their peers run (0: never, the default)");
+	fi_param_define(&ptl3_prov, "rma", FI_PARAM_BOOL,
+			"offer FI_RMA (fi_read/fi_write on PT_RMA; experimental, default: no, so "
+			"MPICH uses its active-message path for one-sided operations)");
+	ptl3_params_load();
+	fi_param_define(&ptl3_prov, "trace", FI_PARAM_BOOL,
+			"print every Portals event the provider handles on stderr (default: no)");
+	int t = 0;
+	if (fi_param_get_bool(&ptl3_prov, "trace", &t) == FI_SUCCESS)
+		ptl3_trace = t;
+	return &ptl3_prov;
+}
+
+/* ---- typed "not supported" stubs: no ops table holds NULL */
+int ptl3_no_close(struct fid *fid)
+{
+	return -FI_ENOSYS;
+}
+int ptl3_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+int ptl3_no_control(struct fid *fid, int command, void *arg)
+{
+	return -FI_ENOSYS;
+}
+int ptl3_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
+{
+	return -FI_ENOSYS;
+}
+int ptl3_no_tostr(const struct fid *fid, char *buf, size_t len)
+{
+	return -FI_ENOSYS;
+}
+int ptl3_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int no_connect(struct fid_ep *ep, const void *addr, const void *param, size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+static int no_listen(struct fid_pep *pep)
+{
+	return -FI_ENOSYS;
+}
+static int no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+static int no_reject(struct fid_pep *pep, fid_t handle, const void *param, size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+static int no_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+static int no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc,
+		   void *context)
+{
+	return -FI_ENOSYS;
+}
+static int no_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	return -FI_ENOSYS;
+}
+static int no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct ptl3_ep *ep = container_of(fid, struct ptl3_ep, ep_fid.fid);
+	struct ptl3_addr a;
+	size_t want = sizeof(a);
+	if (!addrlen)
+		return -FI_EINVAL;
+	ptl3_lock(ep->dom);
+	int rc = ptl3_domain_ni_open_locked(ep->dom);
+	if (rc == 0) {
+		memset(&a, 0, sizeof(a));
+		a.magic = PTL3_ADDR_MAGIC;
+		a.version = PTL3_ADDR_VERSION;
+		a.pt_base = (uint16_t)ep->pt_base;
+		a.iface = ep->dom->iface;
+		a.nid = ep->dom->id.nid;
+		a.pid = ep->dom->id.pid;
+	}
+	ptl3_unlock(ep->dom);
+	if (rc)
+		return rc;
+	if (*addrlen < want || !addr) {
+		*addrlen = want;
+		return -FI_ETOOSMALL;
+	}
+	memcpy(addr, &a, want);
+	*addrlen = want;
+	return 0;
+}
+
+struct fi_ops_cm ptl3_ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = no_setname,
+	.getname = ep_getname,
+	.getpeer = no_getpeer,
+	.connect = no_connect,
+	.listen = no_listen,
+	.accept = no_accept,
+	.reject = no_reject,
+	.shutdown = no_shutdown,
+	.join = no_join,
+};

@@ -1,0 +1,723 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* ptl3_msg.c - FI_MSG and FI_MULTI_RECV, and the send/receive engine shared
+ * with FI_TAGGED: receive queues (posted MEs | marker | unexpected buffers |
+ * overflow ME), the unexpected list, race-free posting with PtlMEMDPost. */
+#include "config.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptl3.h"
+
+char ptl3_zero_byte;
+
+static const ptl_process_id_t any_id = {PTL_NID_ANY, PTL_PID_ANY};
+
+/* ---- unexpected buffers */
+static int ebuf_post_locked(struct ptl3_ep *ep, struct ptl3_rxq *q, struct ptl3_ebuf *b)
+{
+	ptl_md_t md;
+	int rc = PtlMEInsert(q->ovf_me, any_id, 0, ~PTL3_LONG_BIT, PTL_UNLINK, PTL_INS_BEFORE, &b->me);
+	if (rc != PTL_OK) {
+		PTL3_WARN(FI_LOG_EP_CTRL, "PtlMEInsert (unexpected buffer): %s\n", PtlErrorStr(rc));
+		return -FI_EIO;
+	}
+	memset(&md, 0, sizeof(md));
+	md.start = b->mem;
+	md.length = b->size;
+	md.threshold = PTL_MD_THRESH_INF;
+	md.max_size = ptl3_params.eager ? ptl3_params.eager : 1;
+	md.options = PTL_MD_OP_PUT | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE;
+	md.user_ptr = PTL3_UP_MAKE(PTL3_UP_EBUF, q->qid, b->index);
+	md.eq_handle = ep->ueq;
+	rc = PtlMDAttach(b->me, md, PTL_UNLINK, &b->md);
+	if (rc != PTL_OK) {
+		PtlMEUnlink(b->me);
+		PTL3_WARN(FI_LOG_EP_CTRL, "PtlMDAttach (unexpected buffer): %s\n", PtlErrorStr(rc));
+		return -FI_EIO;
+	}
+	b->linked = 1;
+	return 0;
+}
+
+static void ebuf_release_locked(struct ptl3_ep *ep, struct ptl3_ebuf *b)
+{
+	b->refs--;
+	if (!b->linked && b->refs == 0 && !ep->closing) {
+		ep->st.ebuf_reposts++;
+		if (ebuf_post_locked(ep, &ep->q[b->qid], b))
+			fprintf(stderr, "ptl3: could not re-post an unexpected buffer\n");
+	}
+}
+
+int ptl3_rxq_setup_locked(struct ptl3_ep *ep, struct ptl3_rxq *q)
+{
+	ptl_handle_ni_t ni = ep->dom->ni;
+	ptl_md_t md;
+	int rc = PtlMEAttach(ni, q->pt, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &q->marker);
+	if (rc != PTL_OK) {
+		PTL3_WARN(FI_LOG_EP_CTRL, "PtlMEAttach(marker, pt %u): %s\n", q->pt, PtlErrorStr(rc));
+		return -FI_EIO;
+	}
+	rc = PtlMEAttach(ni, q->pt, any_id, 0, ~0ULL, PTL_RETAIN, PTL_INS_AFTER, &q->ovf_me);
+	if (rc != PTL_OK)
+		return -FI_EIO;
+	memset(&md, 0, sizeof(md));
+	md.start = &ptl3_zero_byte;
+	md.length = 0;
+	md.threshold = PTL_MD_THRESH_INF;
+	md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE;
+	md.user_ptr = PTL3_UP_MAKE(PTL3_UP_OVF, q->qid, 0);
+	md.eq_handle = ep->ueq;
+	rc = PtlMDAttach(q->ovf_me, md, PTL_RETAIN, &q->ovf_md);
+	if (rc != PTL_OK) {
+		PTL3_WARN(FI_LOG_EP_CTRL, "PtlMDAttach(overflow): %s\n", PtlErrorStr(rc));
+		return -FI_EIO;
+	}
+	q->nebufs = ptl3_params.ebuf_count;
+	q->ebufs = calloc((size_t)q->nebufs, sizeof(*q->ebufs));
+	if (!q->ebufs)
+		return -FI_ENOMEM;
+	for (int i = 0; i < q->nebufs; i++) {
+		struct ptl3_ebuf *b = &q->ebufs[i];
+		b->index = i;
+		b->qid = q->qid;
+		b->size = ptl3_params.ebuf_size;
+		b->mem = malloc(b->size);
+		if (!b->mem)
+			return -FI_ENOMEM;
+		rc = ebuf_post_locked(ep, q, b);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void ptl3_rxq_teardown_locked(struct ptl3_ep *ep, struct ptl3_rxq *q)
+{
+	for (int i = 0; i < q->nebufs; i++) {
+		if (q->ebufs[i].linked)
+			PtlMEUnlink(q->ebufs[i].me);
+		free(q->ebufs[i].mem);
+	}
+	free(q->ebufs);
+	q->ebufs = NULL;
+	q->nebufs = 0;
+	PtlMEUnlink(q->ovf_me);
+	PtlMEUnlink(q->marker);
+	while (q->ux_head) {
+		struct ptl3_ux *u = q->ux_head;
+		q->ux_head = u->next;
+		free(u);
+	}
+	q->ux_tail = NULL;
+}
+
+void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64_t u)
+{
+	uint64_t kind = PTL3_UP_KIND(u);
+	uint32_t qid = PTL3_UP_GEN(u);
+	if (qid >= PTL3_NQ || (kind != PTL3_UP_EBUF && kind != PTL3_UP_OVF))
+		return;
+	struct ptl3_rxq *q = &ep->q[qid];
+	struct ptl3_ebuf *b = NULL;
+	if (kind == PTL3_UP_EBUF) {
+		uint32_t idx = PTL3_UP_IDX(u);
+		if ((int)idx >= q->nebufs)
+			return;
+		b = &q->ebufs[idx];
+		if (ev->type == PTL_EVENT_UNLINK) {
+			b->linked = 0;
+			if (b->refs == 0) {
+				b->refs = 1;
+				ebuf_release_locked(ep, b);
+			}
+			return;
+		}
+	}
+	if (ev->type != PTL_EVENT_PUT_END)
+		return;
+	if (ev->ni_fail_type != PTL_NI_OK) {
+		PTL3_WARN(FI_LOG_EP_DATA, "failed unexpected put from %u:%u ignored\n",
+			  ev->initiator.nid, ev->initiator.pid);
+		return;
+	}
+	struct ptl3_ux *x = calloc(1, sizeof(*x));
+	if (!x) {
+		fprintf(stderr, "ptl3: FATAL: out of memory queueing an unexpected message\n");
+		abort();
+	}
+	x->src = ev->initiator;
+	x->tag = ev->match_bits & ~PTL3_LONG_BIT;
+	x->hdr = ev->hdr_data;
+	x->rlen = ev->rlength;
+	x->mlen = ev->mlength;
+	if (b && ev->mlength == ev->rlength) {
+		x->buf = b;
+		x->off = ev->offset;
+		b->refs++;
+		ep->st.ux_eager++;
+	} else {
+		ep->st.ux_header++;
+	}
+	if (q->ux_tail)
+		q->ux_tail->next = x;
+	else
+		q->ux_head = x;
+	q->ux_tail = x;
+	q->ux_count++;
+}
+
+static int ux_match(const struct ptl3_ux *x, int has_src, ptl_process_id_t src, uint64_t tag,
+		    uint64_t ignore)
+{
+	if (has_src && (x->src.nid != src.nid || x->src.pid != src.pid))
+		return 0;
+	return ((x->tag ^ tag) & ~ignore) == 0;
+}
+
+static struct ptl3_ux *ux_find_locked(struct ptl3_rxq *q, int has_src, ptl_process_id_t src,
+				      uint64_t tag, uint64_t ignore, int remove)
+{
+	struct ptl3_ux *prev = NULL;
+	for (struct ptl3_ux *x = q->ux_head; x; prev = x, x = x->next) {
+		if (!ux_match(x, has_src, src, tag, ignore))
+			continue;
+		if (remove) {
+			if (prev)
+				prev->next = x->next;
+			else
+				q->ux_head = x->next;
+			if (q->ux_tail == x)
+				q->ux_tail = prev;
+			x->next = NULL;
+			q->ux_count--;
+		}
+		return x;
+	}
+	return NULL;
+}
+
+static uint64_t sendid_of(uint64_t hdr)
+{
+	return (hdr >> 32) & PTL3_SENDID_MASK;
+}
+
+/* tell a sender whose message we will not pull (truncated or discarded)
+ * that it may complete: a zero-length get on its PT_RDV entry */
+void ptl3_release_sender_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr)
+{
+	ptl_md_t md;
+	ptl_handle_md_t mdh;
+	memset(&md, 0, sizeof(md));
+	md.start = &ptl3_zero_byte;
+	md.length = 0;
+	md.threshold = 1;
+	md.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE;
+	md.eq_handle = PTL_EQ_NONE;
+	if (PtlMDBind(ep->dom->ni, md, PTL_UNLINK, &mdh) != PTL_OK)
+		return;
+	if (PtlGet(mdh, src, ep->pt_base + PTL3_PT_RDV, 0, sendid_of(hdr), 0) != PTL_OK)
+		PtlMDUnlink(mdh);
+	ep->st.gets++;
+}
+
+/* start a PtlGet of an unexpected header-only message into op's buffer */
+static int pull_start_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struct ptl3_ux *x,
+			     char *dst, size_t n)
+{
+	ptl_md_t md;
+	ptl_handle_md_t mdh;
+	memset(&md, 0, sizeof(md));
+	md.start = n ? (void *)dst : (void *)&ptl3_zero_byte;
+	md.length = n;
+	md.threshold = 1;
+	md.options = PTL_MD_EVENT_START_DISABLE;
+	md.user_ptr = ptl3_op_uptr(op);
+	md.eq_handle = ep->eq;
+	int rc = PtlMDBind(ep->dom->ni, md, PTL_UNLINK, &mdh);
+	if (rc != PTL_OK)
+		return ptl3_ptl_to_fi(rc);
+	rc = PtlGet(mdh, x->src, ep->pt_base + PTL3_PT_RDV, 0, sendid_of(x->hdr), 0);
+	if (rc != PTL_OK) {
+		PtlMDUnlink(mdh);
+		return ptl3_ptl_to_fi(rc);
+	}
+	ep->st.gets++;
+	return 0;
+}
+
+/* deliver an unexpected message to a receive op (RECV); frees x; may free op */
+static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, struct ptl3_ux *x)
+{
+	size_t n = x->rlen < op->buflen ? x->rlen : op->buflen;
+	uint64_t flags = FI_RECV | (op->qid == PTL3_Q_TAG ? FI_TAGGED : FI_MSG);
+	ep->st.ux_matched++;
+	if (x->buf || x->rlen == 0) {
+		if (n)
+			memcpy(op->buf, x->buf->mem + x->off, n);
+		if (x->buf)
+			ebuf_release_locked(ep, x->buf);
+		ptl3_rx_complete_locked(ep, op->context, flags, op->buf, n, x->tag, x->hdr,
+					x->rlen > n ? FI_ETRUNC : 0, x->rlen - n, op->want_comp);
+		ptl3_op_free_locked(ep, op);
+		free(x);
+		return 0;
+	}
+	op->kind = PTL3_OP_PULL;
+	op->rlen = x->rlen;
+	op->tag = x->tag;
+	op->hdr = x->hdr;
+	int rc = pull_start_locked(ep, op, x, op->buf, n);
+	if (rc) {
+		ptl3_rx_complete_locked(ep, op->context, flags, op->buf, 0, x->tag, x->hdr, FI_EIO, 0,
+					1);
+		ptl3_op_free_locked(ep, op);
+	}
+	free(x);
+	return 0;
+}
+
+/* post a RECV op: unexpected list first, then an ME before the marker,
+ * atomically conditional on the unexpected EQ being empty */
+static ssize_t post_recv_locked(struct ptl3_ep *ep, struct ptl3_op *op, int has_src,
+				ptl_process_id_t src, uint64_t ignore)
+{
+	struct ptl3_rxq *q = &ep->q[op->qid];
+	for (;;) {
+		ptl3_rxq_drain_ueq_locked(ep);
+		struct ptl3_ux *x = ux_find_locked(q, has_src, src, op->tag, ignore, 1);
+		if (x)
+			return ux_deliver_locked(ep, op, x);
+		ptl_md_t md;
+		memset(&md, 0, sizeof(md));
+		md.start = op->buflen ? (void *)op->buf : (void *)&ptl3_zero_byte;
+		md.length = op->buflen;
+		md.threshold = 1;
+		md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE;
+		md.user_ptr = ptl3_op_uptr(op);
+		md.eq_handle = ep->eq;
+		ptl_process_id_t mid = has_src ? src : any_id;
+		uint64_t mbits = op->qid == PTL3_Q_TAG ? op->tag & ~PTL3_LONG_BIT : 0;
+		uint64_t ibits = op->qid == PTL3_Q_TAG ? (ignore | PTL3_LONG_BIT) : ~0ULL;
+		int rc = PtlMEMDPost(q->marker, mid, mbits, ibits, PTL_UNLINK, PTL_INS_BEFORE, md,
+				     PTL_UNLINK, ep->ueq, &op->me, &op->md);
+		if (rc == PTL_MD_NO_UPDATE) {
+			ep->st.mdupdate_retries++;
+			continue;
+		}
+		if (rc != PTL_OK) {
+			PTL3_WARN(FI_LOG_EP_DATA, "PtlMEMDPost: %s\n", PtlErrorStr(rc));
+			ptl3_op_free_locked(ep, op);
+			return ptl3_ptl_to_fi(rc);
+		}
+		op->posted = 1;
+		ep->posted_recvs++;
+		return 0;
+	}
+}
+
+static void mrecv_release_locked(struct ptl3_ep *ep, struct ptl3_op *op)
+{
+	ptl3_cq_push_locked(ep->rx_cq, op->context, FI_MULTI_RECV, 0, NULL, 0, 0, 0, 0);
+	ptl3_op_free_locked(ep, op);
+}
+
+/* synchronous pull into a multi-receive buffer (keeps FI_ORDER_SAS) */
+static int sync_pull_locked(struct ptl3_ep *ep, const struct ptl3_ux *x, char *dst, size_t n,
+			    size_t *got)
+{
+	struct ptl3_op *s = ptl3_op_alloc_locked(ep, PTL3_OP_SYNC);
+	if (!s)
+		return -FI_ENOMEM;
+	uint32_t idx = s->idx;
+	int rc = pull_start_locked(ep, s, x, dst, n);
+	if (rc) {
+		ptl3_op_free_locked(ep, s);
+		return rc;
+	}
+	while (!ep->ops[idx]->done) {
+		ptl3_ep_progress_locked(ep);
+		if (!ep->ops[idx]->done) {
+			ptl3_unlock(ep->dom);
+			sched_yield();
+			ptl3_lock(ep->dom);
+		}
+	}
+	s = ep->ops[idx];
+	rc = s->done < 0 ? -FI_EIO : 0;
+	*got = s->rlen;
+	ptl3_op_free_locked(ep, s);
+	return rc;
+}
+
+static ssize_t post_mrecv_locked(struct ptl3_ep *ep, struct ptl3_op *op)
+{
+	struct ptl3_rxq *q = &ep->q[PTL3_Q_MSG];
+	size_t min = ep->min_multi_recv;
+	for (;;) {
+		ptl3_rxq_drain_ueq_locked(ep);
+		struct ptl3_ux *x;
+		while ((x = q->ux_head) != NULL) {
+			size_t space = op->buflen - op->used;
+			if (x->rlen > space && op->used > 0) {
+				mrecv_release_locked(ep, op);
+				return 0;
+			}
+			ux_find_locked(q, 0, any_id, x->tag, ~0ULL, 1); /* pops the head */
+			size_t n = x->rlen < space ? x->rlen : space, got = n;
+			char *dst = op->buf + op->used;
+			int err = 0;
+			ep->st.ux_matched++;
+			if (x->buf || x->rlen == 0) {
+				if (n)
+					memcpy(dst, x->buf->mem + x->off, n);
+				if (x->buf)
+					ebuf_release_locked(ep, x->buf);
+			} else {
+				if (sync_pull_locked(ep, x, dst, n, &got))
+					err = FI_EIO;
+			}
+			if (!err && x->rlen > n)
+				err = FI_ETRUNC;
+			op->used += n;
+			uint64_t flags = FI_RECV | FI_MSG;
+			int last = op->buflen - op->used < min;
+			if (last)
+				flags |= FI_MULTI_RECV;
+			ptl3_rx_complete_locked(ep, op->context, flags, dst, got, 0, x->hdr, err,
+						x->rlen - n, 1);
+			free(x);
+			if (last) {
+				ptl3_op_free_locked(ep, op);
+				return 0;
+			}
+		}
+		if (op->buflen - op->used < min) {
+			mrecv_release_locked(ep, op);
+			return 0;
+		}
+		ptl_md_t md;
+		memset(&md, 0, sizeof(md));
+		md.start = op->buf + op->used;
+		md.length = op->buflen - op->used;
+		md.threshold = PTL_MD_THRESH_INF;
+		md.max_size = min;
+		md.options = PTL_MD_OP_PUT | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE;
+		md.user_ptr = ptl3_op_uptr(op);
+		md.eq_handle = ep->eq;
+		int rc = PtlMEMDPost(q->marker, any_id, 0, ~0ULL, PTL_UNLINK, PTL_INS_BEFORE, md,
+				     PTL_UNLINK, ep->ueq, &op->me, &op->md);
+		if (rc == PTL_MD_NO_UPDATE) {
+			ep->st.mdupdate_retries++;
+			continue;
+		}
+		if (rc != PTL_OK) {
+			PTL3_WARN(FI_LOG_EP_DATA, "PtlMEMDPost(multi-recv): %s\n", PtlErrorStr(rc));
+			ptl3_op_free_locked(ep, op);
+			return ptl3_ptl_to_fi(rc);
+		}
+		op->posted = 1;
+		ep->posted_recvs++;
+		return 0;
+	}
+}
+
+static int resolve_src(struct ptl3_ep *ep, fi_addr_t src, int *has_src, ptl_process_id_t *id)
+{
+	*has_src = 0;
+	if (src == FI_ADDR_UNSPEC || src == FI_ADDR_NOTAVAIL)
+		return 0;
+	if (ptl3_av_get(ep->av, src, id))
+		return -FI_EINVAL;
+	*has_src = 1;
+	return 0;
+}
+
+/* FI_PEEK / FI_CLAIM / FI_DISCARD on the tagged queue */
+static ssize_t peek_claim_locked(struct ptl3_ep *ep, const struct iovec *iov, size_t count,
+				 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
+				 uint64_t flags)
+{
+	struct ptl3_rxq *q = &ep->q[PTL3_Q_TAG];
+	struct fi_context *fctx = context;
+	int has_src;
+	ptl_process_id_t sid;
+	if (resolve_src(ep, src, &has_src, &sid))
+		return -FI_EINVAL;
+	int want = !ep->rx_selective || (flags & FI_COMPLETION);
+	if (flags & FI_PEEK) {
+		ptl3_ep_progress_locked(ep);
+		int take = !!(flags & (FI_CLAIM | FI_DISCARD));
+		struct ptl3_ux *x = ux_find_locked(q, has_src, sid, tag, ignore, take);
+		if (!x) {
+			ptl3_cq_push_locked(ep->rx_cq, context, FI_RECV | FI_TAGGED, 0, NULL, 0, tag,
+					    FI_ENOMSG, 0);
+			return 0;
+		}
+		if (want) {
+			uint64_t f = FI_RECV | FI_TAGGED, d = 0;
+			if (x->hdr & PTL3_HDR_HAS_DATA) {
+				f |= FI_REMOTE_CQ_DATA;
+				d = x->hdr & 0xFFFFFFFFULL;
+			}
+			ptl3_cq_push_locked(ep->rx_cq, context, f, x->rlen, NULL, d, x->tag, 0, 0);
+		}
+		if (flags & FI_DISCARD) {
+			if (x->buf)
+				ebuf_release_locked(ep, x->buf);
+			else if (x->rlen)
+				ptl3_release_sender_locked(ep, x->src, x->hdr);
+			free(x);
+		} else if (flags & FI_CLAIM) {
+			fctx->internal[0] = x;
+		}
+		return 0;
+	}
+	/* FI_CLAIM: the message found by an earlier FI_PEEK|FI_CLAIM */
+	struct ptl3_ux *x = fctx ? fctx->internal[0] : NULL;
+	if (!x)
+		return -FI_EINVAL;
+	fctx->internal[0] = NULL;
+	if (flags & FI_DISCARD) {
+		if (x->buf)
+			ebuf_release_locked(ep, x->buf);
+		else if (x->rlen)
+			ptl3_release_sender_locked(ep, x->src, x->hdr);
+		ptl3_rx_complete_locked(ep, context, FI_RECV | FI_TAGGED, NULL, 0, x->tag, x->hdr, 0,
+					0, want);
+		free(x);
+		return 0;
+	}
+	struct ptl3_op *op = ptl3_op_alloc_locked(ep, PTL3_OP_RECV);
+	if (!op)
+		return -FI_ENOMEM;
+	op->qid = PTL3_Q_TAG;
+	op->context = context;
+	op->buf = count ? iov[0].iov_base : NULL;
+	op->buflen = count ? iov[0].iov_len : 0;
+	op->want_comp = want;
+	return ux_deliver_locked(ep, op, x);
+}
+
+ssize_t ptl3_recv_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
+			 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
+			 uint64_t flags)
+{
+	ssize_t r;
+	if (count > 1)
+		return -FI_EINVAL;
+	ptl3_lock(ep->dom);
+	if (!ep->enabled) {
+		ptl3_unlock(ep->dom);
+		return -FI_EOPBADSTATE;
+	}
+	if (qid == PTL3_Q_TAG && (flags & (FI_PEEK | FI_CLAIM))) {
+		r = peek_claim_locked(ep, iov, count, src, tag, ignore, context, flags);
+		ptl3_unlock(ep->dom);
+		return r;
+	}
+	int has_src;
+	ptl_process_id_t sid;
+	if (resolve_src(ep, src, &has_src, &sid)) {
+		ptl3_unlock(ep->dom);
+		return -FI_EINVAL;
+	}
+	int multi = qid == PTL3_Q_MSG && (flags & FI_MULTI_RECV);
+	struct ptl3_op *op = ptl3_op_alloc_locked(ep, multi ? PTL3_OP_MRECV : PTL3_OP_RECV);
+	if (!op) {
+		ptl3_unlock(ep->dom);
+		return -FI_EAGAIN;
+	}
+	op->qid = qid;
+	op->context = context;
+	op->buf = count ? iov[0].iov_base : NULL;
+	op->buflen = count ? iov[0].iov_len : 0;
+	op->tag = tag;
+	op->want_comp = !ep->rx_selective || (flags & FI_COMPLETION);
+	if (multi)
+		r = post_mrecv_locked(ep, op);
+	else
+		r = post_recv_locked(ep, op, has_src, sid, ignore);
+	ptl3_unlock(ep->dom);
+	return r;
+}
+
+ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
+			 fi_addr_t dest, uint64_t tag, uint64_t data, int has_data, void *context,
+			 uint64_t flags)
+{
+	if (count > 1)
+		return -FI_EINVAL;
+	if (qid == PTL3_Q_TAG && (tag & PTL3_LONG_BIT))
+		return -FI_EINVAL; /* bit 63 is the wire's "long" flag */
+	const void *buf = count ? iov[0].iov_base : NULL;
+	size_t len = count ? iov[0].iov_len : 0;
+	ptl3_lock(ep->dom);
+	if (!ep->enabled) {
+		ptl3_unlock(ep->dom);
+		return -FI_EOPBADSTATE;
+	}
+	ptl_process_id_t id;
+	if (ptl3_av_get(ep->av, dest, &id)) {
+		ptl3_unlock(ep->dom);
+		return -FI_EINVAL;
+	}
+	/* a sender that never reads its CQ would overflow the Portals EQ
+	 * (each send posts SEND_END and ACK): drain it now and then */
+	if ((++ep->sends_since_drain & 1023) == 0)
+		ptl3_ep_progress_locked(ep);
+	struct ptl3_op *op = ptl3_op_alloc_locked(ep, PTL3_OP_SEND);
+	if (!op) {
+		ptl3_unlock(ep->dom);
+		return -FI_EAGAIN;
+	}
+	op->qid = qid;
+	op->context = context;
+	op->len = len;
+	op->cq_flags = FI_SEND | (qid == PTL3_Q_TAG ? FI_TAGGED : FI_MSG);
+	if (flags & FI_INJECT) {
+		op->want_comp = 0;
+		if (len) {
+			op->bounce = malloc(len);
+			if (!op->bounce) {
+				ptl3_op_free_locked(ep, op);
+				ptl3_unlock(ep->dom);
+				return -FI_EAGAIN;
+			}
+			memcpy(op->bounce, buf, len);
+			buf = op->bounce;
+		}
+	} else {
+		op->want_comp = !ep->tx_selective || (flags & FI_COMPLETION);
+	}
+	op->send_id = ep->next_send_id++ & PTL3_SENDID_MASK;
+	if (!op->send_id)
+		op->send_id = ep->next_send_id++ & PTL3_SENDID_MASK;
+	int rc = PtlMEAttach(ep->dom->ni, ep->pt_base + PTL3_PT_RDV, any_id, op->send_id, 0,
+			     PTL_UNLINK, PTL_INS_AFTER, &op->me);
+	if (rc != PTL_OK) {
+		ptl3_op_free_locked(ep, op);
+		ptl3_unlock(ep->dom);
+		PTL3_WARN(FI_LOG_EP_DATA, "PtlMEAttach(rdv): %s\n", PtlErrorStr(rc));
+		return rc == PTL_NO_SPACE ? -FI_EAGAIN : -FI_EIO;
+	}
+	ptl_md_t md;
+	memset(&md, 0, sizeof(md));
+	md.start = len ? (void *)buf : (void *)&ptl3_zero_byte;
+	md.length = len;
+	md.threshold = 3; /* the put, its ack, one get from the receiver */
+	md.options = PTL_MD_OP_GET | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE;
+	md.user_ptr = ptl3_op_uptr(op);
+	md.eq_handle = ep->eq;
+	rc = PtlMDAttach(op->me, md, PTL_UNLINK, &op->md);
+	if (rc != PTL_OK) {
+		PtlMEUnlink(op->me);
+		ptl3_op_free_locked(ep, op);
+		ptl3_unlock(ep->dom);
+		return rc == PTL_NO_SPACE ? -FI_EAGAIN : -FI_EIO;
+	}
+	uint64_t mbits = tag | (len > ptl3_params.eager ? PTL3_LONG_BIT : 0);
+	if (qid == PTL3_Q_MSG)
+		mbits = len > ptl3_params.eager ? PTL3_LONG_BIT : 0;
+	uint64_t hdr = (data & 0xFFFFFFFFULL) | (op->send_id << 32) | (has_data ? PTL3_HDR_HAS_DATA : 0);
+	ptl_pt_index_t pt = ep->pt_base + (qid == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
+	rc = PtlPut(op->md, PTL_ACK_REQ, id, pt, 0, mbits, 0, hdr);
+	if (rc != PTL_OK) {
+		PtlMEUnlink(op->me);
+		ptl3_op_free_locked(ep, op);
+		ptl3_unlock(ep->dom);
+		PTL3_WARN(FI_LOG_EP_DATA, "PtlPut: %s\n", PtlErrorStr(rc));
+		return rc == PTL_NO_SPACE ? -FI_EAGAIN : -FI_EIO;
+	}
+	ep->outstanding_sends++;
+	ep->st.puts++;
+	ep->st.bytes_sent += len;
+	ptl3_unlock(ep->dom);
+	return 0;
+}
+
+/* ---- FI_MSG ops */
+static ssize_t msg_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
+			void *context)
+{
+	struct ptl3_ep *ep = ptl3_ep_of(fep);
+	struct iovec iov = {buf, len};
+	return ptl3_recv_common(ep, PTL3_Q_MSG, &iov, 1, src, 0, ~0ULL, context, ep->rx_op_flags);
+}
+
+static ssize_t msg_recvv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
+			 fi_addr_t src, void *context)
+{
+	struct ptl3_ep *ep = ptl3_ep_of(fep);
+	return ptl3_recv_common(ep, PTL3_Q_MSG, iov, count, src, 0, ~0ULL, context,
+				ep->rx_op_flags);
+}
+
+static ssize_t msg_recvmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
+{
+	struct ptl3_ep *ep = ptl3_ep_of(fep);
+	return ptl3_recv_common(ep, PTL3_Q_MSG, msg->msg_iov, msg->iov_count, msg->addr, 0, ~0ULL,
+				msg->context, flags);
+}
+
+static ssize_t msg_send(struct fid_ep *fep, const void *buf, size_t len, void *desc,
+			fi_addr_t dest, void *context)
+{
+	struct ptl3_ep *ep = ptl3_ep_of(fep);
+	struct iovec iov = {(void *)buf, len};
+	return ptl3_send_common(ep, PTL3_Q_MSG, &iov, 1, dest, 0, 0, 0, context, ep->tx_op_flags);
+}
+
+static ssize_t msg_sendv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
+			 fi_addr_t dest, void *context)
+{
+	struct ptl3_ep *ep = ptl3_ep_of(fep);
+	return ptl3_send_common(ep, PTL3_Q_MSG, iov, count, dest, 0, 0, 0, context,
+				ep->tx_op_flags);
+}
+
+static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
+{
+	struct ptl3_ep *ep = ptl3_ep_of(fep);
+	return ptl3_send_common(ep, PTL3_Q_MSG, msg->msg_iov, msg->iov_count, msg->addr, 0,
+				msg->data, !!(flags & FI_REMOTE_CQ_DATA), msg->context, flags);
+}
+
+static ssize_t msg_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest)
+{
+	struct iovec iov = {(void *)buf, len};
+	return ptl3_send_common(ptl3_ep_of(fep), PTL3_Q_MSG, &iov, 1, dest, 0, 0, 0, NULL,
+				FI_INJECT);
+}
+
+static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
+			    uint64_t data, fi_addr_t dest, void *context)
+{
+	struct ptl3_ep *ep = ptl3_ep_of(fep);
+	struct iovec iov = {(void *)buf, len};
+	return ptl3_send_common(ep, PTL3_Q_MSG, &iov, 1, dest, 0, data, 1, context,
+				ep->tx_op_flags);
+}
+
+static ssize_t msg_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
+			      fi_addr_t dest)
+{
+	struct iovec iov = {(void *)buf, len};
+	return ptl3_send_common(ptl3_ep_of(fep), PTL3_Q_MSG, &iov, 1, dest, 0, data, 1, NULL,
+				FI_INJECT);
+}
+
+struct fi_ops_msg ptl3_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = msg_recv,
+	.recvv = msg_recvv,
+	.recvmsg = msg_recvmsg,
+	.send = msg_send,
+	.sendv = msg_sendv,
+	.sendmsg = msg_sendmsg,
+	.inject = msg_inject,
+	.senddata = msg_senddata,
+	.injectdata = msg_injectdata,
+};

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fi_selftest.c - provider-level checks of the ptl3 provider through the
+ * public libfabric API, in one process that sends to its own address (the
+ * selection facts MPICH relies on, tagged expected/unexpected/long, truncation,
+ * cancel, peek/claim, remote CQ data, inject, multi-receive).  A small
+ * stand-in for the fabtests Debian does not package.
+ * Run with FI_PROVIDER_PATH=<dir of libptl3-fi.so>. */
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int failures, checks;
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		checks++;                                                                          \
+		if (!(cond)) {                                                                     \
+			failures++;                                                                \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+		}                                                                                  \
+	} while (0)
+
+#define TRY(call)                                                                                  \
+	do {                                                                                       \
+		int rc_ = (int)(call);                                                             \
+		if (rc_ < 0) {                                                                     \
+			printf("FATAL %s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
+			       fi_strerror(-rc_));                                                 \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+static struct fid_cq *cq;
+static struct fid_ep *ep;
+
+/* completions read while waiting for another context */
+static struct fi_cq_tagged_entry stash[1024];
+static int nstash;
+
+/* wait for one completion (or error) for ctx; returns 0 or the positive error */
+static int wait_comp(void *ctx, struct fi_cq_tagged_entry *out, struct fi_cq_err_entry *errout)
+{
+	struct timespec t0, t;
+	for (int i = 0; i < nstash; i++) {
+		if (stash[i].op_context == ctx) {
+			if (out)
+				*out = stash[i];
+			stash[i] = stash[--nstash];
+			return 0;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct fi_cq_tagged_entry e;
+		ssize_t r = fi_cq_read(cq, &e, 1);
+		if (r == 1) {
+			if (e.op_context == ctx) {
+				if (out)
+					*out = e;
+				return 0;
+			}
+			if (nstash < 1024)
+				stash[nstash++] = e; /* another operation's */
+			continue;
+		}
+		if (r == -FI_EAVAIL) {
+			struct fi_cq_err_entry ee;
+			memset(&ee, 0, sizeof(ee));
+			fi_cq_readerr(cq, &ee, 0);
+			if (ee.op_context == ctx) {
+				if (errout)
+					*errout = ee;
+				return ee.err;
+			}
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 10) {
+			printf("FATAL: timeout waiting for a completion\n");
+			exit(1);
+		}
+	}
+}
+
+static void fill(char *b, size_t n, int s)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (char)(s + i * 13);
+}
+
+static int same(const char *b, size_t n, int s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != (char)(s + i * 13))
+			return 0;
+	return 1;
+}
+
+int main(void)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	hints->caps = FI_MSG | FI_TAGGED | FI_MULTI_RECV | FI_DIRECTED_RECV;
+	if (getenv("FI_PTL3_RMA") && atoi(getenv("FI_PTL3_RMA")) == 1)
+		hints->caps |= FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->domain_attr->av_type = FI_AV_TABLE;
+	hints->domain_attr->mr_mode = 0;
+	hints->tx_attr->op_flags = FI_COMPLETION;
+	hints->rx_attr->op_flags = FI_COMPLETION;
+	hints->fabric_attr->prov_name = strdup("ptl3");
+	TRY(fi_getinfo(FI_VERSION(1, 11), NULL, NULL, 0, hints, &info));
+	CHECK(info->domain_attr->threading == FI_THREAD_DOMAIN, "threading not echoed");
+	CHECK(info->domain_attr->mr_mode == 0, "mr_mode %d", info->domain_attr->mr_mode);
+	CHECK(info->domain_attr->mr_key_size == 8, "mr_key_size");
+	CHECK(info->domain_attr->cq_data_size >= 4, "cq_data_size");
+	CHECK(strncmp(info->fabric_attr->prov_name, "ofi_", 4) != 0, "ofi_ prefix");
+
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cntr *cntr;
+	TRY(fi_fabric(info->fabric_attr, &fabric, NULL));
+	TRY(fi_domain(fabric, info, &domain, NULL));
+	struct fi_av_attr ava = {.type = FI_AV_TABLE, .name = "shared-av"};
+	CHECK(fi_av_open(domain, &ava, &av, NULL) != 0, "named AV must fail");
+	ava.name = NULL;
+	TRY(fi_av_open(domain, &ava, &av, NULL));
+	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED};
+	TRY(fi_cq_open(domain, &cqa, &cq, NULL));
+	struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC};
+	TRY(fi_cntr_open(domain, &ca, &cntr, NULL));
+	TRY(fi_endpoint(domain, info, &ep, NULL));
+	TRY(fi_ep_bind(ep, &av->fid, 0));
+	TRY(fi_ep_bind(ep, &cq->fid, FI_SEND | FI_RECV | FI_SELECTIVE_COMPLETION));
+	TRY(fi_ep_bind(ep, &cntr->fid, FI_READ | FI_WRITE));
+	TRY(fi_enable(ep));
+	char name[64];
+	size_t namelen = sizeof(name);
+	TRY(fi_getname(&ep->fid, name, &namelen));
+	fi_addr_t self;
+	CHECK(fi_av_insert(av, name, 1, &self, 0, NULL) == 1, "av_insert");
+
+	enum { BIG = 1 << 20 };
+	char *sb = malloc(BIG), *rb = malloc(BIG);
+	struct fi_context sctx, rctx, r2;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	size_t sizes[] = {0, 1, 100, 4096, 16384, 16385, 65536, BIG};
+	for (int order = 0; order < 2; order++) {
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			size_t n = sizes[k];
+			uint64_t tag = 0x1234000 + k;
+			fill(sb, n, (int)k + order);
+			memset(rb, 0, n);
+			if (order == 0) /* expected: receive posted first */
+				TRY(fi_trecv(ep, rb, n, NULL, FI_ADDR_UNSPEC, tag, 0, &rctx));
+			TRY(fi_tsenddata(ep, sb, n, NULL, 0xabcd0000u + (unsigned)k, self, tag, &sctx));
+			if (order == 1) { /* unexpected: let it arrive first */
+				for (int i = 0; i < 100; i++) {
+					struct fi_cq_tagged_entry x;
+					if (fi_cq_read(cq, &x, 1) == 1 && x.op_context == &sctx)
+						break;
+				}
+				TRY(fi_trecv(ep, rb, n, NULL, self, tag, 0, &rctx));
+			}
+			int err = wait_comp(&rctx, &e, NULL);
+			CHECK(err == 0, "recv %zu bytes (order %d): error %d", n, order, err);
+			CHECK(e.len == n && e.tag == tag, "len %zu tag %llx", e.len,
+			      (unsigned long long)e.tag);
+			CHECK((e.flags & FI_REMOTE_CQ_DATA) && e.data == 0xabcd0000u + (unsigned)k,
+			      "cq data");
+			CHECK(same(rb, n, (int)k + order), "payload %zu bytes order %d", n, order);
+			if (order == 0)
+				wait_comp(&sctx, NULL, NULL);
+		}
+	}
+	/* ignore bits and FI_ADDR_UNSPEC */
+	TRY(fi_trecv(ep, rb, 64, NULL, FI_ADDR_UNSPEC, 0x5500, 0xff, &rctx));
+	TRY(fi_tsend(ep, sb, 64, NULL, self, 0x55aa, &sctx));
+	CHECK(wait_comp(&rctx, &e, NULL) == 0 && e.tag == 0x55aa, "ignore bits");
+	wait_comp(&sctx, NULL, NULL);
+
+	/* truncation, expected and unexpected, eager and long */
+	size_t tsz[] = {1000, 100000};
+	for (int order = 0; order < 2; order++)
+		for (int k = 0; k < 2; k++) {
+			if (order == 0)
+				TRY(fi_trecv(ep, rb, 10, NULL, FI_ADDR_UNSPEC, 77, 0, &rctx));
+			TRY(fi_tsend(ep, sb, tsz[k], NULL, self, 77, &sctx));
+			if (order == 1)
+				TRY(fi_trecv(ep, rb, 10, NULL, FI_ADDR_UNSPEC, 77, 0, &rctx));
+			memset(&ee, 0, sizeof(ee));
+			int err = wait_comp(&rctx, NULL, &ee);
+			CHECK(err == FI_ETRUNC, "truncation %zu order %d: err %d", tsz[k], order, err);
+			CHECK(ee.olen == tsz[k] - 10, "olen %zu", ee.olen);
+			CHECK(wait_comp(&sctx, NULL, NULL) == 0, "truncated send completes");
+		}
+
+	/* cancel */
+	TRY(fi_trecv(ep, rb, 10, NULL, FI_ADDR_UNSPEC, 999, 0, &rctx));
+	CHECK(fi_cancel(&ep->fid, &rctx) == 0, "fi_cancel");
+	CHECK(wait_comp(&rctx, NULL, &ee) == FI_ECANCELED, "ECANCELED");
+
+	/* peek / claim */
+	struct fi_msg_tagged m;
+	struct iovec iov = {rb, BIG};
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = &iov;
+	m.iov_count = 1;
+	m.addr = FI_ADDR_UNSPEC;
+	m.tag = 4242;
+	m.context = &r2;
+	TRY(fi_trecvmsg(ep, &m, FI_PEEK | FI_COMPLETION));
+	CHECK(wait_comp(&r2, NULL, &ee) == FI_ENOMSG, "peek on nothing: ENOMSG");
+	fill(sb, 50000, 9);
+	TRY(fi_tsenddata(ep, sb, 50000, NULL, 7, self, 4242, &sctx));
+	int found = 0;
+	for (int i = 0; i < 1000 && !found; i++) {
+		TRY(fi_trecvmsg(ep, &m, FI_PEEK | FI_CLAIM | FI_COMPLETION));
+		if (wait_comp(&r2, &e, &ee) == 0)
+			found = 1;
+	}
+	CHECK(found && e.len == 50000 && e.tag == 4242, "peek found");
+	TRY(fi_trecvmsg(ep, &m, FI_CLAIM | FI_COMPLETION));
+	CHECK(wait_comp(&r2, &e, NULL) == 0 && e.len == 50000 && same(rb, 50000, 9), "claim");
+	wait_comp(&sctx, NULL, NULL);
+
+	/* flood: many unexpected messages (eager buffers fill, are re-posted,
+	 * the overflow entry takes the rest); all arrive intact and in order */
+	{
+		enum { NF = 400, FL = 700 };
+		struct fi_context fc[NF];
+		char *fb = malloc((size_t)NF * FL);
+		for (int i = 0; i < NF; i++) {
+			fill(fb + (size_t)i * FL, FL, i);
+			TRY(fi_tsend(ep, fb + (size_t)i * FL, FL, NULL, self, 0x777, &fc[i]));
+		}
+		for (int i = 0; i < 50; i++)
+			fi_cq_read(cq, &e, 0);
+		int bad = 0;
+		for (int i = 0; i < NF; i++) {
+			memset(rb, 0, FL);
+			TRY(fi_trecv(ep, rb, FL, NULL, FI_ADDR_UNSPEC, 0x777, 0, &rctx));
+			if (wait_comp(&rctx, &e, NULL) != 0 || e.len != FL || !same(rb, FL, i))
+				bad++;
+		}
+		CHECK(bad == 0, "flood: %d of %d messages wrong or out of order", bad, NF);
+		for (int i = 0; i < NF; i++)
+			wait_comp(&fc[i], NULL, NULL);
+		free(fb);
+	}
+
+	/* inject: no completion, buffer reusable at once */
+	fill(sb, 100, 3);
+	TRY(fi_tinject(ep, sb, 100, self, 31));
+	memset(sb, 0, 100);
+	TRY(fi_trecv(ep, rb, 100, NULL, FI_ADDR_UNSPEC, 31, 0, &rctx));
+	CHECK(wait_comp(&rctx, &e, NULL) == 0 && same(rb, 100, 3), "inject");
+
+	/* multi-receive */
+	size_t min = 4096;
+	TRY(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)));
+	char *mb = malloc(16384);
+	struct iovec miov = {mb, 16384};
+	struct fi_msg mm = {.msg_iov = &miov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+			    .context = &rctx};
+	/* one message arrives before the buffer is posted */
+	fill(sb, 3000, 1);
+	TRY(fi_send(ep, sb, 3000, NULL, self, &sctx));
+	for (int i = 0; i < 100; i++)
+		fi_cq_read(cq, &e, 0);
+	TRY(fi_recvmsg(ep, &mm, FI_MULTI_RECV | FI_COMPLETION));
+	int got = 0, released = 0;
+	size_t total = 0;
+	for (int i = 0; i < 6; i++) {
+		fill(sb + 4000 * ((i % 2) + 1), 3000, i + 2);
+		TRY(fi_send(ep, sb + 4000 * ((i % 2) + 1), 3000, NULL, self, &sctx));
+	}
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!released) {
+		ssize_t r = fi_cq_read(cq, &e, 1);
+		if (r == 1 && e.op_context == &rctx) {
+			if (e.flags & FI_RECV) {
+				got++;
+				total += e.len;
+				CHECK(e.buf >= (void *)mb && (char *)e.buf + e.len <= mb + 16384,
+				      "multi-recv buf inside the buffer");
+			}
+			if (e.flags & FI_MULTI_RECV)
+				released = 1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 10)
+			break;
+	}
+	CHECK(released, "FI_MULTI_RECV release seen");
+	CHECK(got >= 4 && total == (size_t)got * 3000, "multi-recv got %d messages", got);
+	/* the rest lands in a second buffer */
+	mm.context = &r2;
+	TRY(fi_recvmsg(ep, &mm, FI_MULTI_RECV | FI_COMPLETION));
+	int got2 = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (got + got2 < 7) {
+		ssize_t r = fi_cq_read(cq, &e, 1);
+		if (r == 1 && e.op_context == &r2 && (e.flags & FI_RECV))
+			got2++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 10)
+			break;
+	}
+	CHECK(got + got2 == 7, "all 7 FI_MSG messages received (%d + %d)", got, got2);
+	CHECK(fi_cancel(&ep->fid, &r2) == 0, "cancel multi-recv buffer");
+
+	/* FI_RMA (only when the provider offers it: FI_PTL3_RMA=1) */
+	if (info->caps & FI_RMA) {
+		struct fid_mr *mr;
+		char *win = calloc(1, 8192);
+		TRY(fi_mr_reg(domain, win, 8192, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0x77, 0, &mr,
+			      NULL));
+		CHECK(fi_mr_key(mr) == 0x77, "requested key kept");
+		fill(sb, 1000, 5);
+		uint64_t c0 = fi_cntr_read(cntr);
+		TRY(fi_write(ep, sb, 1000, NULL, self, 100, 0x77, &sctx));
+		TRY(fi_cntr_wait(cntr, c0 + 1, 10000));
+		CHECK(same(win + 100, 1000, 5), "fi_write landed at offset 100");
+		memset(rb, 0, 1000);
+		TRY(fi_read(ep, rb, 1000, NULL, self, 100, 0x77, &r2));
+		TRY(fi_cntr_wait(cntr, c0 + 2, 10000));
+		CHECK(same(rb, 1000, 5), "fi_read");
+		wait_comp(&sctx, NULL, NULL);
+		wait_comp(&r2, NULL, NULL);
+		TRY(fi_close(&mr->fid));
+		free(win);
+		printf("fi_selftest: FI_RMA checked\n");
+	}
+
+	TRY(fi_close(&ep->fid));
+	TRY(fi_close(&cntr->fid));
+	TRY(fi_close(&cq->fid));
+	TRY(fi_close(&av->fid));
+	TRY(fi_close(&domain->fid));
+	TRY(fi_close(&fabric->fid));
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+	free(sb);
+	free(rb);
+	free(mb);
+	printf("fi_selftest: %d checks, %d failures\n", checks, failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * init.c - the rmpp NALs "udp" and "ether": configuration, address plan,
+ * init/stop/destroy, dist(), status() and the two ops tables.
+ *
+ * Runtime parameters (besides librmpp's P3_RMPP_* table):
+ *   P3_RMPP_BASE_PORT  UDP port of pid 0 (default 21000): port = base + pid
+ *   P3_RMPP_IFNAME     ether: interface (default "lo")
+ *   P3_RMPP_ADDR       this node's IPv4 address when no runtime nid map is
+ *                      given (udp default 127.0.0.1; ether: the interface's)
+ */
+#include "rmpp_nal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define RNAL_DEFAULT_BASE_PORT 21000
+
+static int iface_ipv4(const char *ifname, ptl_nid_t *nid)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	if (strlen(ifname) >= sizeof(ifr.ifr_name)) {
+		close(s);
+		return -ENODEV;
+	}
+	memcpy(ifr.ifr_name, ifname, strlen(ifname));
+	int rc = ioctl(s, SIOCGIFADDR, &ifr);
+	close(s);
+	if (rc != 0)
+		return -ENODEV;
+	*nid = ntohl(((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr.s_addr);
+	return 0;
+}
+
+static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *args,
+			    struct p3_nal_info *info, void **privp, enum rmpp_link_type link)
+{
+	struct rnal *rn = calloc(1, sizeof(*rn));
+	if (!rn)
+		return -ENOMEM;
+	rn->rn_lib = lib;
+	rn->rn_link = link;
+	const char *s = getenv("P3_RMPP_BASE_PORT");
+	rn->rn_base_port = s && *s ? (unsigned)strtoul(s, NULL, 0) : RNAL_DEFAULT_BASE_PORT;
+	s = getenv("P3_RMPP_IFNAME");
+	snprintf(rn->rn_ifname, sizeof(rn->rn_ifname), "%s", s && *s ? s : "lo");
+
+	/* nid: runtime map, else P3_RMPP_ADDR, else loopback / the interface */
+	ptl_nid_t nid = 0x7f000001u;
+	if (args->rank >= 0 && args->nidmap) {
+		nid = args->nidmap[args->rank];
+	} else if ((s = getenv("P3_RMPP_ADDR")) && *s) {
+		struct in_addr in;
+		if (inet_pton(AF_INET, s, &in) != 1) {
+			p3_lib_log(lib, 0, "rmpp: P3_RMPP_ADDR=%s is not an IPv4 address", s);
+			free(rn);
+			return -EINVAL;
+		}
+		nid = ntohl(in.s_addr);
+	} else if (link == RMPP_LINK_ETHER && iface_ipv4(rn->rn_ifname, &nid) != 0) {
+		nid = 0x7f000001u;
+	}
+	int pid_any = args->requested_pid == PTL_PID_ANY;
+	ptl_pid_t pid = args->requested_pid;
+	if (pid_any && args->rank >= 0 && args->pidmap) {
+		pid = args->pidmap[args->rank];
+		pid_any = 0;
+	}
+	if (pid_any)
+		pid = (ptl_pid_t)(getpid() % 4096) + 1;
+	char ip[INET_ADDRSTRLEN];
+	struct in_addr in = {.s_addr = htonl(nid)};
+	inet_ntop(AF_INET, &in, ip, sizeof(ip));
+
+	/* A LIB progress thread spins in progress() beside the application's own
+	 * wait (which yields in thread mode): spin with sched_yield rather than
+	 * pause, or a rank pinned to one core starves the other thread. */
+	struct rmpp_config cfg;
+	rmpp_config_init(&cfg);
+	if (args->progress_thread && !getenv("P3_RMPP_SPIN_YIELD"))
+		cfg.spin_yield = 1;
+	struct rmpp_ep_attr attr = {
+		.link = link,
+		.cfg = &cfg,
+		.udp_addr = ip,
+		.ifname = rn->rn_ifname,
+		.cb = {.rx_hdr = rnal_rx_hdr,
+		       .rx_done = rnal_rx_done,
+		       .tx_done = rnal_tx_done,
+		       .peer_event = rnal_peer_event,
+		       .arg = rn},
+	};
+	int rc = -EINVAL;
+	for (int attempt = 0; attempt < (pid_any ? 64 : 1); attempt++, pid++) {
+		if (pid > 0xffff || (link == RMPP_LINK_UDP && rn->rn_base_port + pid > 65535)) {
+			rc = -EINVAL;
+			break;
+		}
+		attr.ep_id = (uint16_t)pid;
+		attr.udp_port = (uint16_t)(rn->rn_base_port + pid);
+		rc = rmpp_ep_create(&attr, &rn->rn_ep);
+		if (rc != -EADDRINUSE)
+			break;
+	}
+	if (rc) {
+		p3_lib_log(lib, 0, "rmpp: cannot open the %s endpoint (pid %u): %s",
+			   link == RMPP_LINK_UDP ? "udp" : "ether", pid, strerror(-rc));
+		free(rn);
+		return rc;
+	}
+	rn->rn_id.nid = nid;
+	rn->rn_id.pid = pid;
+	memset(info, 0, sizeof(*info));
+	info->id = rn->rn_id;
+	info->max_msg_size = UINT32_MAX;
+	info->transfer_mode = link == RMPP_LINK_UDP ? "rmpp over UDP (eager / RTS-CTS)"
+						    : "rmpp over raw Ethernet (eager / RTS-CTS)";
+	*privp = rn;
+	return 0;
+}
+
+static int rnal_init_udp(struct p3_lib *lib, const struct p3_nal_init_args *args,
+			 struct p3_nal_info *info, void **privp)
+{
+	return rnal_init_common(lib, args, info, privp, RMPP_LINK_UDP);
+}
+
+static int rnal_init_ether(struct p3_lib *lib, const struct p3_nal_init_args *args,
+			   struct p3_nal_info *info, void **privp)
+{
+	return rnal_init_common(lib, args, info, privp, RMPP_LINK_ETHER);
+}
+
+static int rnal_dist(void *priv, ptl_process_id_t id, unsigned long *distance)
+{
+	struct rnal *rn = priv;
+	if (id.nid == rn->rn_id.nid)
+		*distance = id.pid == rn->rn_id.pid ? 0 : 1;
+	else
+		*distance = 2;
+	return 0;
+}
+
+/* Status registers PTL_SR_NAL_BASE + i: the i-th librmpp counter, in the
+ * order of RMPP_COUNTERS (rmpp/README.md). */
+static int rnal_status(void *priv, ptl_sr_index_t reg, ptl_sr_value_t *value)
+{
+	struct rnal *rn = priv;
+	struct rmpp_counters c;
+	const size_t n = sizeof(c) / sizeof(uint64_t);
+	if (reg < PTL_SR_NAL_BASE || reg - PTL_SR_NAL_BASE >= n || !rn->rn_ep)
+		return -ENOENT;
+	rmpp_counters_get(rn->rn_ep, &c);
+	uint64_t v[sizeof(c) / sizeof(uint64_t)];
+	memcpy(v, &c, sizeof(c));
+	*value = v[reg - PTL_SR_NAL_BASE];
+	return 0;
+}
+
+/* Fail everything in flight (finalize with PTL_NI_UNLINKED), close the link. */
+static void rnal_stop(void *priv)
+{
+	struct rnal *rn = priv;
+	rn->rn_stopped = 1;
+	if (rn->rn_ep) {
+		if (getenv("P3_RMPP_STATS")) {
+			struct rmpp_counters c;
+			rmpp_counters_get(rn->rn_ep, &c);
+			rmpp_counters_print(&c, stderr);
+		}
+		rmpp_ep_destroy(rn->rn_ep);
+		rn->rn_ep = NULL;
+	}
+}
+
+static void rnal_destroy(void *priv)
+{
+	struct rnal *rn = priv;
+	rnal_stop(rn);
+	free(rn->rn_macs);
+	free(rn);
+}
+
+const struct p3_nal_ops p3_nal_udp_ops = {
+	.size = sizeof(struct p3_nal_ops),
+	.name = "udp",
+	.iface = PTL_IFACE_UDP,
+	.init = rnal_init_udp,
+	.send = rnal_send,
+	.recv = rnal_recv,
+	.progress = rnal_progress,
+	.wakeup = rnal_wakeup,
+	.dist = rnal_dist,
+	.status = rnal_status,
+	.stop = rnal_stop,
+	.destroy = rnal_destroy,
+};
+
+const struct p3_nal_ops p3_nal_ether_ops = {
+	.size = sizeof(struct p3_nal_ops),
+	.name = "ether",
+	.iface = PTL_IFACE_ETHER,
+	.init = rnal_init_ether,
+	.send = rnal_send,
+	.recv = rnal_recv,
+	.progress = rnal_progress,
+	.wakeup = rnal_wakeup,
+	.dist = rnal_dist,
+	.status = rnal_status,
+	.stop = rnal_stop,
+	.destroy = rnal_destroy,
+};

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * recv.c - rmpp NALs: the header upcall and recv().
+ *
+ * librmpp hands each message header to rnal_rx_hdr() strictly in order per
+ * peer.  It unpacks the Portals header and calls p3_lib_parse(); LIB matches
+ * and calls recv() (rnal_recv) before returning, which records the
+ * destination in the context; the upcall answers librmpp with that iovec
+ * and the accepted length (mlen), so for rendezvous messages only mlen bytes
+ * cross the wire.  rx_done then finalizes the message.
+ */
+#include "rmpp_nal.h"
+
+#include <errno.h>
+#include <string.h>
+
+int rnal_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t hdr_len,
+		uint64_t msg_len, struct rmpp_rx_accept *acc)
+{
+	struct rnal *rn = arg;
+	struct p3_hdr h;
+	struct rnal_rx_ctx ctx;
+	(void)src;
+	memset(acc, 0, sizeof(*acc));
+	memset(&ctx, 0, sizeof(ctx));
+	if (p3_hdr_unpack(hdr, hdr_len, &h) != 0 || h.payload_len != msg_len) {
+		p3_lib_log(rn->rn_lib, 1, "rmpp: malformed Portals header (%zu bytes), dropped",
+			   hdr_len);
+		return RMPP_RX_ACCEPT; /* accepted 0: the payload is discarded */
+	}
+	p3_lib_parse(rn->rn_lib, &h, &ctx);
+	if (ctx.rc_called && ctx.rc_msg) {
+		acc->iov = ctx.rc_iov;
+		acc->niov = ctx.rc_niov;
+		acc->offset = ctx.rc_offset;
+		acc->accepted = ctx.rc_mlen < msg_len ? ctx.rc_mlen : msg_len;
+		acc->cookie = ctx.rc_msg;
+	}
+	return RMPP_RX_ACCEPT;
+}
+
+void rnal_rx_done(void *arg, void *cookie, int status, uint64_t accepted)
+{
+	struct rnal *rn = arg;
+	(void)accepted;
+	if (cookie)
+		p3_lib_finalize(rn->rn_lib, cookie, rnal_fail_kind(status));
+}
+
+int rnal_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec *iov, size_t niov,
+	      uint64_t offset, uint64_t mlen, uint64_t rlen)
+{
+	struct rnal_rx_ctx *ctx = nal_ctx;
+	(void)priv;
+	if (!ctx || ctx->rc_called)
+		return -EINVAL;
+	ctx->rc_called = 1;
+	ctx->rc_msg = msg;
+	ctx->rc_iov = iov;
+	ctx->rc_niov = niov;
+	ctx->rc_offset = offset;
+	ctx->rc_mlen = msg ? mlen : 0;
+	ctx->rc_rlen = rlen;
+	return 0;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rmpp_nal.h - private state of the rmpp NALs ("udp" and "ether"): the glue
+ * between the Portals LIB side (nal.h) and librmpp (rmpp/rmpp.h). */
+#ifndef P3_RMPP_NAL_H
+#define P3_RMPP_NAL_H
+
+#include "nal.h"
+#include "rmpp.h"
+
+#include <stdint.h>
+
+/* Process id -> transport address (README.md):
+ *   udp:   nid = IPv4 address (host order), UDP port = BASE_PORT + pid,
+ *          rmpp endpoint id = pid;
+ *   ether: nid = IPv4 address of the peer's interface, MAC from the kernel
+ *          neighbour table (/proc/net/arp) of IFNAME, endpoint id = pid. */
+struct rnal_map {
+	ptl_nid_t nid;
+	uint8_t mac[6];
+};
+
+struct rnal {
+	struct p3_lib *rn_lib;
+	enum rmpp_link_type rn_link;
+	struct rmpp_ep *rn_ep;
+	ptl_process_id_t rn_id;
+	unsigned rn_base_port;
+	char rn_ifname[32];
+	struct rnal_map *rn_macs; /* ether: resolved neighbours */
+	size_t rn_nmacs;
+	int rn_stopped;
+};
+
+/* What recv() tells the header upcall (recv is called from inside
+ * p3_lib_parse, which the upcall calls). */
+struct rnal_rx_ctx {
+	int rc_called;
+	struct p3_msg *rc_msg;
+	const struct iovec *rc_iov;
+	size_t rc_niov;
+	uint64_t rc_offset, rc_mlen, rc_rlen;
+};
+
+/* init.c: the ops tables (found by nal/registry.c through weak symbols) */
+extern const struct p3_nal_ops p3_nal_udp_ops;
+extern const struct p3_nal_ops p3_nal_ether_ops;
+
+/* send.c */
+int rnal_addr(struct rnal *rn, ptl_process_id_t id, struct rmpp_addr *out);
+int rnal_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const struct iovec *iov,
+	      size_t niov, uint64_t offset, uint64_t len);
+void rnal_tx_done(void *arg, void *cookie, int status, uint64_t accepted);
+ptl_ni_fail_t rnal_fail_kind(int status);
+/* recv.c */
+int rnal_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t hdr_len,
+		uint64_t msg_len, struct rmpp_rx_accept *acc);
+void rnal_rx_done(void *arg, void *cookie, int status, uint64_t accepted);
+int rnal_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec *iov, size_t niov,
+	      uint64_t offset, uint64_t mlen, uint64_t rlen);
+/* progress.c */
+int rnal_progress(void *priv, int timeout_ms);
+void rnal_wakeup(void *priv);
+void rnal_peer_event(void *arg, const struct rmpp_addr *peer, enum rmpp_peer_event ev,
+		     uint32_t epoch);
+
+#endif

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* send.c - rmpp NALs: process id -> address, send(), send completions. */
+#include "rmpp_nal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Look nid up in the neighbour table of the interface. */
+static int arp_lookup(const char *ifname, ptl_nid_t nid, uint8_t mac[6])
+{
+	FILE *f = fopen("/proc/net/arp", "r");
+	char line[256], ip[64], hw[64], dev[64];
+	unsigned type, flags;
+	int rc = -EHOSTUNREACH;
+	if (!f)
+		return -errno;
+	if (!fgets(line, sizeof(line), f)) { /* header */
+		fclose(f);
+		return rc;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char mask[64];
+		struct in_addr in;
+		if (sscanf(line, "%63s 0x%x 0x%x %63s %63s %63s", ip, &type, &flags, hw, mask,
+			   dev) != 6)
+			continue;
+		if (strcmp(dev, ifname) || inet_pton(AF_INET, ip, &in) != 1 ||
+		    ntohl(in.s_addr) != nid || !(flags & 0x2))
+			continue;
+		unsigned m[6];
+		if (sscanf(hw, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) == 6) {
+			for (int i = 0; i < 6; i++)
+				mac[i] = (uint8_t)m[i];
+			rc = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+int rnal_addr(struct rnal *rn, ptl_process_id_t id, struct rmpp_addr *out)
+{
+	if (id.pid > 0xffff)
+		return -EINVAL;
+	if (rn->rn_link == RMPP_LINK_UDP) {
+		if (rn->rn_base_port + id.pid > 65535)
+			return -EINVAL;
+		rmpp_addr_udp(out, htonl(id.nid), htons((uint16_t)(rn->rn_base_port + id.pid)),
+			      (uint16_t)id.pid);
+		return 0;
+	}
+	for (size_t i = 0; i < rn->rn_nmacs; i++)
+		if (rn->rn_macs[i].nid == id.nid) {
+			rmpp_addr_ether(out, rn->rn_macs[i].mac, (uint16_t)id.pid);
+			return 0;
+		}
+	struct rnal_map m = {.nid = id.nid};
+	int rc;
+	if (id.nid == rn->rn_id.nid) {
+		struct rmpp_addr self;
+		rmpp_ep_addr(rn->rn_ep, &self);
+		memcpy(m.mac, self.u.mac, 6);
+	} else if ((rc = arp_lookup(rn->rn_ifname, id.nid, m.mac)) != 0) {
+		p3_lib_log(rn->rn_lib, 1, "ether: no neighbour entry for nid %u.%u.%u.%u on %s",
+			   id.nid >> 24, (id.nid >> 16) & 255, (id.nid >> 8) & 255, id.nid & 255,
+			   rn->rn_ifname);
+		return rc;
+	}
+	struct rnal_map *t = realloc(rn->rn_macs, (rn->rn_nmacs + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	rn->rn_macs = t;
+	rn->rn_macs[rn->rn_nmacs++] = m;
+	rmpp_addr_ether(out, m.mac, (uint16_t)id.pid);
+	return 0;
+}
+
+ptl_ni_fail_t rnal_fail_kind(int status)
+{
+	switch (status) {
+	case 0:
+		return PTL_NI_OK;
+	case -ETIMEDOUT:
+		return PTL_NI_PEER_DEAD;
+	case -ECONNRESET:
+		return PTL_NI_PEER_RESTARTED;
+	case -ECANCELED:
+		return PTL_NI_UNLINKED;
+	default:
+		return PTL_NI_FAIL;
+	}
+}
+
+int rnal_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const struct iovec *iov,
+	      size_t niov, uint64_t offset, uint64_t len)
+{
+	struct rnal *rn = priv;
+	struct rmpp_addr to;
+	uint8_t wire[P3_HDR_WIRE_LEN];
+	if (rn->rn_stopped || !rn->rn_ep)
+		return -ESHUTDOWN;
+	int rc = rnal_addr(rn, hdr->dst, &to);
+	if (rc)
+		return rc;
+	p3_hdr_pack(hdr, wire);
+	return rmpp_send(rn->rn_ep, &to, wire, sizeof(wire), iov, niov, offset, len, msg);
+}
+
+void rnal_tx_done(void *arg, void *cookie, int status, uint64_t accepted)
+{
+	struct rnal *rn = arg;
+	(void)accepted;
+	if (cookie)
+		p3_lib_finalize(rn->rn_lib, cookie, rnal_fail_kind(status));
+}

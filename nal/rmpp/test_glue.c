@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_glue.c - the udp NAL under a stub LIB (no libportals3 needed): two NAL
+ * instances on 127.0.0.1 exchange PUT headers and payloads of every size
+ * class through librmpp; the stub's p3_lib_parse() calls recv() like LIB does
+ * (including truncation, mlen < rlen, and drops, msg == NULL), and counts
+ * p3_lib_finalize() calls and their status.  Then stop() with work in flight
+ * must finalize it with PTL_NI_UNLINKED.
+ */
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rmpp_nal.h"
+
+/* ---- stub LIB ---------------------------------------------------------------- */
+
+struct p3_lib {
+	void *priv;
+	int rank;
+	uint8_t *buf; /* receive buffer */
+	size_t buflen;
+	uint64_t limit; /* accept at most this many bytes (truncation) */
+	int drop;       /* drop the next request (msg == NULL) */
+	unsigned parsed, fin_ok, fin_fail, fin_unlinked;
+	uint64_t last_mlen;
+};
+
+struct p3_msg {
+	int dummy;
+};
+static struct p3_msg rx_msg, tx_msg;
+
+int p3_lib_parse(struct p3_lib *lib, const struct p3_hdr *hdr, void *nal_ctx)
+{
+	lib->parsed++;
+	if (lib->drop) {
+		lib->drop = 0;
+		return p3_nal_udp_ops.recv(lib->priv, NULL, nal_ctx, NULL, 0, 0, 0, hdr->rlength);
+	}
+	uint64_t mlen = hdr->rlength < lib->limit ? hdr->rlength : lib->limit;
+	struct iovec iov = {lib->buf, lib->buflen};
+	lib->last_mlen = mlen;
+	return p3_nal_udp_ops.recv(lib->priv, &rx_msg, nal_ctx, &iov, 1, 16, mlen, hdr->rlength);
+}
+
+void p3_lib_finalize(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t status)
+{
+	(void)msg;
+	if (status == PTL_NI_OK)
+		lib->fin_ok++;
+	else if (status == PTL_NI_UNLINKED)
+		lib->fin_unlinked++;
+	else
+		lib->fin_fail++;
+}
+
+ptl_process_id_t p3_lib_id(const struct p3_lib *lib)
+{
+	ptl_process_id_t id = {0x7f000001u, (ptl_pid_t)lib->rank};
+	return id;
+}
+
+void p3_lib_log(const struct p3_lib *lib, int level, const char *fmt, ...)
+{
+	(void)lib;
+	if (level > 1 && !getenv("H_VERBOSE"))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+const char *p3_msg_type_name(unsigned int type)
+{
+	return type == P3_MSG_PUT ? "PUT" : "?";
+}
+
+/* ---- test ---------------------------------------------------------------------- */
+
+static struct p3_lib L[2];
+static const ptl_nid_t nids[2] = {0x7f000001u, 0x7f000001u};
+static const ptl_pid_t pids[2] = {1, 2};
+
+static void up(void)
+{
+	char port[16];
+	snprintf(port, sizeof(port), "%u", 30000 + (unsigned)(getpid() % 20000));
+	setenv("P3_RMPP_BASE_PORT", port, 1);
+	for (int r = 0; r < 2; r++) {
+		struct p3_nal_init_args a = {.requested_pid = PTL_PID_ANY,
+					     .rank = r,
+					     .nranks = 2,
+					     .nidmap = nids,
+					     .pidmap = pids};
+		struct p3_nal_info info;
+		memset(&L[r], 0, sizeof(L[r]));
+		L[r].rank = r;
+		L[r].buflen = (4u << 20) + 64;
+		L[r].buf = calloc(1, L[r].buflen);
+		L[r].limit = UINT64_MAX;
+		ck_assert_int_eq(p3_nal_udp_ops.init(&L[r], &a, &info, &L[r].priv), 0);
+		ck_assert_uint_eq(info.id.pid, pids[r]);
+		ck_assert_uint_eq(info.id.nid, 0x7f000001u);
+	}
+}
+
+static void down(void)
+{
+	for (int r = 0; r < 2; r++) {
+		p3_nal_udp_ops.stop(L[r].priv);
+		p3_nal_udp_ops.destroy(L[r].priv);
+		free(L[r].buf);
+	}
+}
+
+static void put(uint64_t len, const uint8_t *src)
+{
+	struct p3_hdr h;
+	memset(&h, 0, sizeof(h));
+	h.type = P3_MSG_PUT;
+	h.src.nid = nids[0];
+	h.src.pid = pids[0];
+	h.dst.nid = nids[1];
+	h.dst.pid = pids[1];
+	h.rlength = len;
+	h.payload_len = len;
+	h.md_handle = PTL_INVALID_HANDLE;
+	struct iovec iov = {(void *)src, len + 8};
+	ck_assert_int_eq(p3_nal_udp_ops.send(L[0].priv, &tx_msg, &h, &iov, 1, 8, len), 0);
+}
+
+static void run_until(unsigned tx_fin, unsigned rx_fin)
+{
+	for (int i = 0; i < 2000000; i++) {
+		if (L[0].fin_ok + L[0].fin_fail >= tx_fin && L[1].fin_ok + L[1].fin_fail >= rx_fin)
+			return;
+		p3_nal_udp_ops.progress(L[0].priv, 0);
+		p3_nal_udp_ops.progress(L[1].priv, 0);
+	}
+	ck_abort_msg("timeout: tx fin %u rx fin %u", L[0].fin_ok, L[1].fin_ok);
+}
+
+START_TEST(t_put_sizes)
+{
+	up();
+	static const uint64_t sizes[] = {0, 1, 16384, 16385, 1 << 20, 4u << 20};
+	uint8_t *src = malloc((4u << 20) + 16);
+	for (size_t i = 0; i < (4u << 20) + 16; i++)
+		src[i] = (uint8_t)(i * 13 + 1);
+	unsigned n = 0;
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		memset(L[1].buf, 0, L[1].buflen);
+		put(sizes[k], src);
+		n++;
+		run_until(n, n);
+		ck_assert_uint_eq(L[1].parsed, n);
+		ck_assert_uint_eq(L[1].last_mlen, sizes[k]);
+		ck_assert_mem_eq(L[1].buf + 16, src + 8, sizes[k]);
+	}
+	/* truncation: the target accepts 1000 of 1 MiB */
+	L[1].limit = 1000;
+	memset(L[1].buf, 0, L[1].buflen);
+	put(1 << 20, src);
+	n++;
+	run_until(n, n);
+	ck_assert_mem_eq(L[1].buf + 16, src + 8, 1000);
+	ck_assert_uint_eq(L[1].buf[16 + 1000], 0);
+	/* a dropped request: no receive finalize, the send still completes */
+	L[1].drop = 1;
+	put(100000, src);
+	run_until(n + 1, n);
+	ck_assert_uint_eq(L[1].fin_ok, n);
+	ck_assert_uint_eq(L[0].fin_ok, n + 1);
+	ck_assert_uint_eq(L[0].fin_fail + L[1].fin_fail, 0);
+	/* stop with a send in flight: finalized as PTL_NI_UNLINKED */
+	put(4u << 20, src);
+	p3_nal_udp_ops.stop(L[0].priv);
+	ck_assert_uint_eq(L[0].fin_unlinked, 1);
+	ck_assert_int_lt(p3_nal_udp_ops.send(L[0].priv, &tx_msg,
+					     &(struct p3_hdr){.type = P3_MSG_PUT, .dst = {1, 2}},
+					     NULL, 0, 0, 0),
+			 0);
+	ptl_sr_value_t v;
+	ck_assert_int_eq(p3_nal_udp_ops.status(L[1].priv, PTL_SR_NAL_BASE + 0, &v), 0);
+	ck_assert_uint_gt(v, 0); /* tx_pkts */
+	unsigned long d;
+	ck_assert_int_eq(p3_nal_udp_ops.dist(L[1].priv, (ptl_process_id_t){nids[0], pids[0]}, &d),
+			 0);
+	ck_assert_uint_eq(d, 1);
+	free(src);
+	down();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("nal-rmpp");
+	TCase *tc = tcase_create("glue");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, t_put_sizes);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ring.h - the lock-free single-producer single-consumer byte ring that
+ * carries shmem records between two processes.
+ *
+ * The ring lives in shared memory (the receiver's segment): a control block
+ * with head and tail on separate cache lines, followed by `size` data bytes.
+ * head and tail are free-running 64-bit byte counters; a record occupies a
+ * multiple of SHM_RING_ALIGN bytes and never wraps: when it does not fit
+ * before the end of the data area, the producer fills the rest with a WRAP
+ * record and starts over at offset 0.  Both are published by one
+ * release-store of head, so the consumer never sees half a record.
+ *
+ * Each side keeps its own position in process memory (struct shm_ring) and
+ * only reads the other side's counter when its cached copy says the ring is
+ * full (producer) or empty (consumer).  Nothing read from the shared control
+ * block is trusted: a counter or record length that does not fit the ring
+ * makes the consumer report SHM_RING_CORRUPT instead of reading out of
+ * bounds.
+ *
+ * One producer and one consumer at a time: callers that have several
+ * threads serialise each side themselves (the NAL holds its peer lock on the
+ * producer side and its progress lock on the consumer side).
+ */
+#ifndef P3_SHMEM_RING_H
+#define P3_SHMEM_RING_H
+
+#include <assert.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHM_CACHE_LINE 64
+#define SHM_RING_ALIGN SHM_CACHE_LINE /* record granularity */
+
+/* Control block, in shared memory.  3 cache lines, padded to 256 bytes. */
+struct shm_ring_ctl {
+	_Atomic uint64_t rc_head; /* producer: bytes published */
+	uint8_t rc_pad0[SHM_CACHE_LINE - 8];
+	_Atomic uint64_t rc_tail; /* consumer: bytes consumed */
+	uint8_t rc_pad1[SHM_CACHE_LINE - 8];
+	_Atomic uint32_t rc_want_space; /* producer: wake me when space frees */
+	_Atomic uint32_t rc_cma;        /* consumer: SHM_CMA_* verdict */
+	uint8_t rc_pad2[SHM_CACHE_LINE - 8];
+	uint8_t rc_pad3[SHM_CACHE_LINE];
+};
+static_assert(sizeof(struct shm_ring_ctl) == 256, "ring control block layout");
+static_assert(offsetof(struct shm_ring_ctl, rc_tail) == 64, "head/tail on separate lines");
+static_assert(offsetof(struct shm_ring_ctl, rc_want_space) == 128, "flags on their own line");
+
+/* Every record starts with this header (16 bytes).  r_kind 0 is the ring's
+ * own WRAP filler; other kinds belong to the user of the ring. */
+struct shm_rec {
+	uint32_t r_len;  /* whole record, multiple of SHM_RING_ALIGN */
+	uint16_t r_kind; /* SHM_REC_WRAP or a user kind */
+	uint16_t r_flags;
+	uint32_t r_aux; /* user-defined */
+	uint32_t r_aux2;
+};
+static_assert(sizeof(struct shm_rec) == 16, "record header layout");
+
+#define SHM_REC_WRAP 0
+
+/* Process-local view of one side of a ring. */
+struct shm_ring {
+	struct shm_ring_ctl *rg_ctl;
+	uint8_t *rg_data;
+	uint32_t rg_size;   /* data bytes, a power of two >= 4 KiB */
+	uint64_t rg_pos;    /* producer: reserved head; consumer: tail */
+	uint64_t rg_cached; /* producer: last tail seen; consumer: last head */
+};
+
+enum {
+	SHM_RING_OK = 0,
+	SHM_RING_EMPTY = 1,    /* peek: nothing to read */
+	SHM_RING_FULL = 2,     /* reserve: no room now */
+	SHM_RING_CORRUPT = -1, /* a counter or record is out of bounds */
+};
+
+/* Round a record length up to the ring granularity. */
+static inline uint32_t shm_ring_reclen(uint32_t len)
+{
+	return (len + SHM_RING_ALIGN - 1) & ~(uint32_t)(SHM_RING_ALIGN - 1);
+}
+
+/* Ring sizes are powers of two (offsets are masked, not divided):
+ * the smallest valid size >= `size`. */
+uint32_t shm_ring_round_size(uint32_t size);
+
+/* Zero a fresh control block (segment creation only). */
+void shm_ring_ctl_init(struct shm_ring_ctl *ctl);
+
+/* Attach one side.  Positions start from the shared counters, so a
+ * restarted producer continues where its predecessor stopped. */
+void shm_ring_attach_producer(struct shm_ring *r, struct shm_ring_ctl *ctl, uint8_t *data,
+                              uint32_t size);
+void shm_ring_attach_consumer(struct shm_ring *r, struct shm_ring_ctl *ctl, uint8_t *data,
+                              uint32_t size);
+
+/* Producer: reserve a record of `len` bytes (header included, rounded up
+ * by the ring, at most size / 2).  On SHM_RING_OK *rec points at the record,
+ * its r_len is set, and the caller fills the rest and later calls
+ * shm_ring_publish() (several reservations may be published at once).
+ * SHM_RING_FULL: no room; SHM_RING_CORRUPT: the consumer's tail is
+ * impossible. */
+int shm_ring_reserve(struct shm_ring *r, uint32_t len, struct shm_rec **rec);
+
+/* Producer: make every reserved record visible to the consumer. */
+static inline void shm_ring_publish(struct shm_ring *r)
+{
+	atomic_store_explicit(&r->rg_ctl->rc_head, r->rg_pos, memory_order_release);
+}
+
+/* Producer: free bytes as of the last look at tail (refreshes it). */
+uint64_t shm_ring_space(struct shm_ring *r);
+
+/* Consumer: the next record (WRAP fillers skipped).  SHM_RING_OK with
+ * *rec and *len (validated: aligned, inside the ring, published);
+ * SHM_RING_EMPTY; SHM_RING_CORRUPT. */
+int shm_ring_peek(struct shm_ring *r, const struct shm_rec **rec, uint32_t *len);
+
+/* Consumer: done with the record returned by peek (len bytes); the
+ * producer may overwrite it from now on. */
+static inline void shm_ring_consume(struct shm_ring *r, uint32_t len)
+{
+	r->rg_pos += len;
+	atomic_store_explicit(&r->rg_ctl->rc_tail, r->rg_pos, memory_order_release);
+}
+
+/* Consumer: 1 if a record may be waiting (cheap: cached head first). */
+static inline int shm_ring_nonempty(struct shm_ring *r)
+{
+	if (r->rg_cached != r->rg_pos)
+		return 1;
+	r->rg_cached = atomic_load_explicit(&r->rg_ctl->rc_head, memory_order_acquire);
+	return r->rg_cached != r->rg_pos;
+}
+
+#endif /* P3_SHMEM_RING_H */

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * api.h - private state of the API side: the table of open NIs and the EQ
+ * rings this process may read.  Included only by api-*.c.
+ *
+ * The API side reaches the LIB side only through ni_if (lib_iface.h).
+ *
+ * Locking: p3_api_lock serialises PtlInit/PtlFini/PtlNIInit/PtlNIFini and
+ * EQ allocation bookkeeping; the data path (PtlPut, PtlEQGet ...) reads the
+ * NI table without it.  Closing an NI while another thread still uses it is
+ * an application error (as freeing memory in use would be).
+ */
+#ifndef P3_API_H
+#define P3_API_H
+
+#include "config.h"
+
+#include "p3.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "eq_ring.h"
+#include "handle.h"
+#include "lib_iface.h"
+#include "nal.h"
+
+struct p3_api_ni {
+	_Atomic ptl_handle_ni_t ni_handle; /* 0 while the slot is closed */
+	uint32_t ni_gen;
+	int ni_refs;                       /* PtlNIInit calls not yet matched */
+	const struct p3_lib_iface *ni_if;
+	struct p3_lib *ni_lib;
+	const struct p3_nal_ops *ni_nal;
+	struct p3_lib_open_result ni_info;
+	int ni_thread; /* progress thread: API calls do not drive the NAL */
+	_Atomic int ni_prog_busy; /* app mode: a waiter is blocked in the NAL */
+	uint32_t ni_neqs;
+	struct p3_eq_ring **ni_eqs; /* by EQ index; NULL = free */
+};
+
+extern struct p3_api_ni p3_api_nis[P3_MAX_NIS];
+extern pthread_mutex_t p3_api_lock;
+extern _Atomic int p3_api_refs;
+
+static inline int p3_api_up(void)
+{
+	return atomic_load_explicit(&p3_api_refs, memory_order_acquire) > 0;
+}
+
+/* The open NI an object (or NI) handle belongs to, or NULL. */
+static inline struct p3_api_ni *p3_api_ni_of(ptl_handle_any_t h)
+{
+	struct p3_api_ni *ni = &p3_api_nis[p3_handle_ni(h)];
+
+	if (atomic_load_explicit(&ni->ni_handle, memory_order_acquire) == 0)
+		return NULL;
+	return ni;
+}
+
+/* The open NI named by an NI handle, or NULL. */
+static inline struct p3_api_ni *p3_api_ni_get(ptl_handle_ni_t h)
+{
+	struct p3_api_ni *ni;
+
+	if (p3_handle_type(h) != P3_HT_NI)
+		return NULL;
+	ni = &p3_api_nis[p3_handle_ni(h)];
+	if (atomic_load_explicit(&ni->ni_handle, memory_order_acquire) != h)
+		return NULL;
+	return ni;
+}
+
+/* Object handle of type `type` on an open NI (generation checked by LIB). */
+static inline struct p3_api_ni *p3_api_obj_ni(ptl_handle_any_t h, unsigned int type)
+{
+	if (p3_handle_type(h) != type)
+		return NULL;
+	return p3_api_ni_of(h);
+}
+
+/* The ring of a live EQ handle, or NULL. */
+static inline struct p3_eq_ring *p3_api_eq_ring(ptl_handle_eq_t h, struct p3_api_ni **nip)
+{
+	struct p3_api_ni *ni = p3_api_obj_ni(h, P3_HT_EQ);
+	struct p3_eq_ring *ring;
+	uint32_t idx = p3_handle_idx(h);
+
+	if (!ni || idx >= ni->ni_neqs)
+		return NULL;
+	ring = __atomic_load_n(&ni->ni_eqs[idx], __ATOMIC_ACQUIRE);
+	if (!ring || atomic_load_explicit(&ring->eqr_handle, memory_order_relaxed) != h)
+		return NULL;
+	*nip = ni;
+	return ring;
+}
+
+/* api-eq.c */
+void p3_api_eq_table_free(struct p3_api_ni *ni);
+
+/* api-ni.c: close one NI completely (PtlNIFini's last reference, PtlFini). */
+void p3_api_ni_close(struct p3_api_ni *ni);
+
+/* Spin budget of EQWait/EQPoll before blocking, microseconds. */
+#define P3_SPIN_US 50
+
+#endif

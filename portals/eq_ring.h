@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * eq_ring.h - the event queue ring: the only structure both sides of the
+ * API/LIB boundary touch directly.
+ *
+ * It is self-contained and pointer-free (a header and a power-of-two array
+ * of ptl_event_t), so it may be allocated in shared memory and written by a
+ * LIB side that runs in another process (an offloading NIC).  One writer at
+ * a time (the LIB side, under its lock); any number of lock-free readers.
+ *
+ * Writer (p3_eq_ring_write_begin/_end), for event number w:
+ *   1. slot.sequence = w + 2^31          (marks the slot "being written")
+ *   2. release fence, write every other field
+ *   3. slot.sequence = w (release store), then eqr_write_seq = w + 1
+ * Reader at eqr_read_seq = r (p3_eq_ring_read):
+ *   write_seq == r             -> PTL_EQ_EMPTY
+ *   0 < write_seq - r <= count -> copy slot r; valid iff its sequence reads r
+ *                                 before and after the copy (a seqlock), then
+ *                                 CAS read_seq r -> r + 1: PTL_OK
+ *   write_seq - r > count      -> lapped: jump to the oldest event still in
+ *                                 the ring (write_seq - count), return it with
+ *                                 PTL_EQ_DROPPED and add the number skipped to
+ *                                 eqr_dropped (PTL_SR_EQ_DROPPED)
+ * Sequences start at -count, so the 32-bit wrap is exercised by every test
+ * that posts more than count events.
+ */
+#ifndef P3_EQ_RING_H
+#define P3_EQ_RING_H
+
+#include <assert.h>
+#include <portals3.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define P3_EQ_RING_MAGIC 0x50334551u /* "P3EQ" */
+#define P3_EQ_RING_VERSION 1u
+#define P3_EQ_BUSY_BIT 0x80000000u
+
+struct p3_eq_ring {
+	uint32_t eqr_magic;
+	uint32_t eqr_version;
+	uint32_t eqr_count; /* slots, a power of two */
+	uint32_t eqr_mask;  /* count - 1 */
+	_Atomic uint32_t eqr_handle; /* EQ handle; 0 once freed (API-side check) */
+	uint32_t eqr_pad0[11];
+	/* written by the LIB side only; its own cache line */
+	_Atomic uint32_t eqr_write_seq; /* next sequence to write; futex word */
+	uint32_t eqr_pad1[15];
+	/* written by readers */
+	_Atomic uint32_t eqr_read_seq; /* next sequence to read */
+	_Atomic uint32_t eqr_waiters;  /* readers blocked (or about to block) */
+	_Atomic uint64_t eqr_dropped;  /* events overwritten before being read */
+	uint32_t eqr_pad2[12];
+	ptl_event_t eqr_slots[]; /* eqr_count entries */
+};
+
+static_assert(offsetof(struct p3_eq_ring, eqr_write_seq) == 64, "ring layout");
+static_assert(offsetof(struct p3_eq_ring, eqr_read_seq) == 128, "ring layout");
+static_assert(offsetof(struct p3_eq_ring, eqr_slots) == 192, "ring layout");
+
+static inline size_t p3_eq_ring_bytes(uint32_t count)
+{
+	return sizeof(struct p3_eq_ring) + (size_t)count * sizeof(ptl_event_t);
+}
+
+/* Initialise a ring of `count` (power of two) slots in `mem`. */
+static inline void p3_eq_ring_init(struct p3_eq_ring *r, uint32_t count, ptl_handle_eq_t handle)
+{
+	uint32_t start = (uint32_t)0 - count;
+
+	memset(r, 0, p3_eq_ring_bytes(count));
+	r->eqr_magic = P3_EQ_RING_MAGIC;
+	r->eqr_version = P3_EQ_RING_VERSION;
+	r->eqr_count = count;
+	r->eqr_mask = count - 1;
+	for (uint32_t i = 0; i < count; i++)
+		r->eqr_slots[i].sequence = (start + i) ^ P3_EQ_BUSY_BIT;
+	atomic_store_explicit(&r->eqr_write_seq, start, memory_order_relaxed);
+	atomic_store_explicit(&r->eqr_read_seq, start, memory_order_relaxed);
+	atomic_store_explicit(&r->eqr_handle, handle, memory_order_release);
+}
+
+/* Writer: claim the next slot and mark it busy.  Caller fills every field
+ * but `sequence`, then calls p3_eq_ring_write_end(). */
+static inline ptl_event_t *p3_eq_ring_write_begin(struct p3_eq_ring *r, uint32_t *seq)
+{
+	uint32_t w = atomic_load_explicit(&r->eqr_write_seq, memory_order_relaxed);
+	ptl_event_t *ev = &r->eqr_slots[w & r->eqr_mask];
+
+	__atomic_store_n(&ev->sequence, w ^ P3_EQ_BUSY_BIT, __ATOMIC_RELAXED);
+	atomic_thread_fence(memory_order_release);
+	*seq = w;
+	return ev;
+}
+
+/* Writer: publish.  Returns nonzero if a reader is blocked and must be
+ * woken (futex on eqr_write_seq, or the NAL's wakeup in app mode). */
+static inline int p3_eq_ring_write_end(struct p3_eq_ring *r, ptl_event_t *ev, uint32_t w)
+{
+	__atomic_store_n(&ev->sequence, w, __ATOMIC_RELEASE);
+	/* seq_cst pairs with the reader's increment of eqr_waiters followed by
+	 * its re-check of eqr_write_seq: no lost wake-ups. */
+	atomic_store_explicit(&r->eqr_write_seq, w + 1, memory_order_seq_cst);
+	return atomic_load_explicit(&r->eqr_waiters, memory_order_seq_cst) != 0;
+}
+
+/* Number of events written but not yet read (0 if empty). */
+static inline uint32_t p3_eq_ring_unread(struct p3_eq_ring *r)
+{
+	uint32_t w = atomic_load_explicit(&r->eqr_write_seq, memory_order_acquire);
+	uint32_t rd = atomic_load_explicit(&r->eqr_read_seq, memory_order_acquire);
+
+	return w - rd;
+}
+
+/* Reader: PTL_OK, PTL_EQ_DROPPED (event returned, earlier ones lost) or
+ * PTL_EQ_EMPTY. Lock-free; safe against concurrent readers and the writer. */
+static inline int p3_eq_ring_read(struct p3_eq_ring *r, ptl_event_t *out)
+{
+	for (;;) {
+		uint32_t rd = atomic_load_explicit(&r->eqr_read_seq, memory_order_acquire);
+		uint32_t w = atomic_load_explicit(&r->eqr_write_seq, memory_order_acquire);
+		uint32_t want = rd;
+		int rc = PTL_OK;
+
+		if (w == rd)
+			return PTL_EQ_EMPTY;
+		if (w - rd > r->eqr_count) {
+			want = w - r->eqr_count; /* oldest event still in the ring */
+			rc = PTL_EQ_DROPPED;
+		}
+		const ptl_event_t *slot = &r->eqr_slots[want & r->eqr_mask];
+		if (__atomic_load_n(&slot->sequence, __ATOMIC_ACQUIRE) != want)
+			continue; /* overwritten meanwhile: re-evaluate */
+		memcpy(out, slot, sizeof(*out));
+		atomic_thread_fence(memory_order_acquire);
+		if (__atomic_load_n(&slot->sequence, __ATOMIC_RELAXED) != want)
+			continue; /* torn copy */
+		if (!atomic_compare_exchange_strong_explicit(&r->eqr_read_seq, &rd, want + 1,
+							     memory_order_acq_rel,
+							     memory_order_acquire))
+			continue; /* another reader took it */
+		out->sequence = want;
+		if (rc == PTL_EQ_DROPPED)
+			atomic_fetch_add_explicit(&r->eqr_dropped, (uint64_t)(want - rd),
+						  memory_order_relaxed);
+		return rc;
+	}
+}
+
+#endif

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* lib-parse.c - the target side: p3_lib_parse() takes an incoming header,
+ * matches it, posts START events and tells the NAL where the data goes. */
+#include "lib.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Where p3_lib_parse tells the NAL to put the payload. */
+struct p3_parse_out {
+	struct p3_msg *msg;
+	const struct iovec *iov;
+	size_t niov;
+	uint64_t offset;
+	uint64_t mlen;
+};
+
+static void p3_drop_locked(struct p3_lib *lib, const struct p3_hdr *hdr, const char *why)
+{
+	P3_ASSERT_LOCKED(lib);
+	lib->lib_sr[PTL_SR_DROP_COUNT]++;
+	lib->lib_sr[PTL_SR_DROP_LENGTH] += hdr->payload_len;
+	P3_DBG(lib, PTL_DBG_DROP,
+	       "drop %s from %u:%u pt %u ac %u bits %#llx len %llu: %s",
+	       p3_msg_type_name(hdr->type), (unsigned)hdr->src.nid, (unsigned)hdr->src.pid,
+	       (unsigned)hdr->pt_index, (unsigned)hdr->ac_index,
+	       (unsigned long long)hdr->match_bits, (unsigned long long)hdr->payload_len, why);
+}
+
+/* PUT, GET, GETPUT. */
+static void p3_parse_request_locked(struct p3_lib *lib, const struct p3_hdr *hdr,
+				    struct p3_parse_out *out, struct p3_defer *d)
+{
+	struct p3_msg *msg;
+	struct p3_me *me;
+	struct p3_md *md;
+	uint64_t offset, mlength;
+	ptl_event_kind_t kind;
+
+	if (hdr->pt_index > (uint32_t)lib->lib_limits.max_pt_index) {
+		p3_drop_locked(lib, hdr, "portal index out of range");
+		return;
+	}
+	if (hdr->ac_index > (uint32_t)lib->lib_limits.max_ac_index) {
+		p3_drop_locked(lib, hdr, "access control index out of range");
+		return;
+	}
+	if (!p3_acl_admits_locked(lib, hdr)) {
+		p3_drop_locked(lib, hdr, "access control entry refuses it");
+		return;
+	}
+	me = p3_match_locked(lib, hdr, &offset, &mlength);
+	if (!me) {
+		p3_drop_locked(lib, hdr, "no matching ME/MD accepts it");
+		return;
+	}
+	msg = p3_msg_alloc_locked(lib);
+	if (!msg) {
+		p3_drop_locked(lib, hdr, "out of message objects");
+		return;
+	}
+	md = me->me_md;
+
+	/* 4.1 step 4: offset, local offset, threshold, inactivity, pending,
+	 * START - all under the lock matching runs under. */
+	if (!(md->md_user.options & PTL_MD_MANAGE_REMOTE))
+		md->md_local_offset = offset + mlength;
+	p3_md_threshold_dec_locked(md);
+	if ((md->md_user.options & PTL_MD_MAX_SIZE) &&
+	    md->md_length - md->md_local_offset < md->md_user.max_size) {
+		md->md_maxed = 1;
+		md->md_armed = 1;
+	}
+	p3_md_op_begin_locked(lib, md);
+
+	msg->msg_md = md;
+	msg->msg_ev.ei_initiator = hdr->src;
+	msg->msg_ev.ei_uid = hdr->src_uid;
+	msg->msg_ev.ei_jid = hdr->src_jid;
+	msg->msg_ev.ei_pt = hdr->pt_index;
+	msg->msg_ev.ei_mbits = hdr->match_bits;
+	msg->msg_ev.ei_rlength = hdr->rlength;
+	msg->msg_ev.ei_mlength = mlength;
+	msg->msg_ev.ei_offset = offset;
+	msg->msg_ev.ei_hdr_data = hdr->hdr_data;
+	msg->msg_ev.ei_link = ++lib->lib_link;
+	msg->msg_peer_md = hdr->md_handle;
+	msg->msg_peer_md_offset = hdr->md_offset;
+	msg->msg_op = (uint8_t)hdr->type;
+
+	out->msg = msg;
+	switch (hdr->type) {
+	case P3_MSG_PUT:
+		msg->msg_state = P3_MS_PUT_RECV;
+		if (md->md_user.options & PTL_MD_ACK_DISABLE)
+			msg->msg_peer_md = PTL_MD_NONE;
+		out->iov = md->md_iov;
+		out->niov = md->md_niov;
+		out->offset = offset;
+		out->mlen = mlength;
+		kind = PTL_EVENT_PUT_START;
+		break;
+	case P3_MSG_GET:
+		msg->msg_state = P3_MS_GET_RECV;
+		out->mlen = 0;
+		kind = PTL_EVENT_GET_START;
+		break;
+	default: /* GETPUT: new bytes go to a private buffer first */
+		msg->msg_state = P3_MS_GETPUT_RECV;
+		msg->msg_buf = malloc(mlength ? 2 * mlength : 1);
+		if (!msg->msg_buf) {
+			/* Too late to refuse the match: fail the operation. */
+			p3_lib_log(lib, 0, "getput from %u:%u: no memory for %llu bytes",
+				   (unsigned)hdr->src.nid, (unsigned)hdr->src.pid,
+				   (unsigned long long)mlength);
+		}
+		msg->msg_buf_iov.iov_base = msg->msg_buf;
+		msg->msg_buf_iov.iov_len = mlength;
+		out->iov = &msg->msg_buf_iov;
+		out->niov = 1;
+		out->offset = 0;
+		out->mlen = msg->msg_buf ? mlength : 0;
+		kind = PTL_EVENT_GETPUT_START;
+		break;
+	}
+	p3_eq_post_locked(lib, md, kind, &msg->msg_ev, PTL_NI_OK, d);
+	lib->lib_sr[PTL_SR_RECV_COUNT]++;
+	lib->lib_sr[PTL_SR_RECV_LENGTH] += hdr->type == P3_MSG_GET ? 0 : mlength;
+	P3_DBG(lib, PTL_DBG_PARSE,
+	       "%s from %u:%u pt %u bits %#llx matched ME %#x MD %#x offset %llu mlength %llu",
+	       p3_msg_type_name(hdr->type), (unsigned)hdr->src.nid, (unsigned)hdr->src.pid,
+	       (unsigned)hdr->pt_index, (unsigned long long)hdr->match_bits,
+	       (unsigned)me->me_obj.obj_handle, (unsigned)md->md_obj.obj_handle,
+	       (unsigned long long)offset, (unsigned long long)mlength);
+}
+
+/* An ack names the initiator's MD directly (handle with generation). */
+static void p3_parse_ack_locked(struct p3_lib *lib, const struct p3_hdr *hdr, struct p3_defer *d)
+{
+	struct p3_md *md = p3_obj_lookup_locked(&lib->lib_mds, hdr->md_handle);
+	struct p3_evinfo ei;
+
+	if (!md || !p3_md_active(md)) {
+		lib->lib_sr[PTL_SR_ACK_DROPPED]++;
+		p3_drop_locked(lib, hdr, md ? "ack for an inactive MD" : "ack for a stale MD handle");
+		return;
+	}
+	p3_md_threshold_dec_locked(md);
+	ei.ei_initiator = hdr->src;
+	ei.ei_uid = hdr->src_uid;
+	ei.ei_jid = hdr->src_jid;
+	ei.ei_pt = hdr->pt_index;
+	ei.ei_mbits = hdr->match_bits;
+	ei.ei_rlength = hdr->rlength;
+	ei.ei_mlength = hdr->mlength; /* what the target accepted */
+	ei.ei_offset = hdr->remote_offset;
+	ei.ei_hdr_data = 0;
+	ei.ei_link = ++lib->lib_link;
+	lib->lib_sr[PTL_SR_RECV_COUNT]++;
+	/* 4.7: the put's SEND_END comes before its ACK.  If the NAL has not
+	 * finalized the send yet, park the ACK on the send message. */
+	for (struct p3_msg *s = md->md_acked_sends; s; s = s->msg_sends_next) {
+		if (s->msg_ev.ei_link == (uint32_t)hdr->md_offset && !s->msg_ack_parked) {
+			s->msg_ack_ev = ei;
+			s->msg_ack_parked = 1;
+			return;
+		}
+	}
+	p3_eq_post_locked(lib, md, PTL_EVENT_ACK, &ei, PTL_NI_OK, d);
+	p3_md_maybe_unlink_locked(lib, md, ei.ei_link, d);
+}
+
+static void p3_parse_reply_locked(struct p3_lib *lib, const struct p3_hdr *hdr,
+				  struct p3_parse_out *out, struct p3_defer *d)
+{
+	struct p3_md *md = p3_obj_lookup_locked(&lib->lib_mds, hdr->md_handle);
+	struct p3_msg *msg;
+	uint64_t off, len;
+
+	if (!md || !p3_md_active(md)) {
+		lib->lib_sr[PTL_SR_ACK_DROPPED]++;
+		p3_drop_locked(lib, hdr,
+			       md ? "reply for an inactive MD" : "reply for a stale MD handle");
+		return;
+	}
+	msg = p3_msg_alloc_locked(lib);
+	if (!msg) {
+		p3_drop_locked(lib, hdr, "out of message objects");
+		return;
+	}
+	/* Replies are truncated to fit. */
+	off = hdr->md_offset <= md->md_length ? hdr->md_offset : md->md_length;
+	len = hdr->mlength;
+	if (len > md->md_length - off)
+		len = md->md_length - off;
+	p3_md_threshold_dec_locked(md);
+	p3_md_op_begin_locked(lib, md);
+	msg->msg_state = P3_MS_REPLY_RECV;
+	msg->msg_md = md;
+	msg->msg_ev.ei_initiator = hdr->src;
+	msg->msg_ev.ei_uid = hdr->src_uid;
+	msg->msg_ev.ei_jid = hdr->src_jid;
+	msg->msg_ev.ei_pt = hdr->pt_index;
+	msg->msg_ev.ei_mbits = hdr->match_bits;
+	msg->msg_ev.ei_rlength = hdr->rlength;
+	msg->msg_ev.ei_mlength = len;
+	msg->msg_ev.ei_offset = off;
+	msg->msg_ev.ei_hdr_data = 0;
+	msg->msg_ev.ei_link = ++lib->lib_link;
+	p3_eq_post_locked(lib, md, PTL_EVENT_REPLY_START, &msg->msg_ev, PTL_NI_OK, d);
+	lib->lib_sr[PTL_SR_RECV_COUNT]++;
+	lib->lib_sr[PTL_SR_RECV_LENGTH] += len;
+	out->msg = msg;
+	out->iov = md->md_iov;
+	out->niov = md->md_niov;
+	out->offset = off;
+	out->mlen = len;
+}
+
+int p3_lib_parse(struct p3_lib *lib, const struct p3_hdr *hdr, void *nal_ctx)
+{
+	struct p3_parse_out out = {NULL, NULL, 0, 0, 0};
+	const struct p3_nal_ops *ops;
+	struct p3_defer d;
+	void *priv;
+	int rc = 0;
+
+	p3_defer_init(&d);
+	p3_lib_lock(lib);
+	if (P3_UNLIKELY(hdr->dst.pid != lib->lib_id.pid || hdr->dst.nid != lib->lib_id.nid)) {
+		p3_drop_locked(lib, hdr, "addressed to another process");
+	} else if (P3_UNLIKELY(atomic_load_explicit(&lib->lib_closing, memory_order_relaxed))) {
+		p3_drop_locked(lib, hdr, "NI is closing");
+	} else {
+		switch (hdr->type) {
+		case P3_MSG_PUT:
+		case P3_MSG_GET:
+		case P3_MSG_GETPUT:
+			p3_parse_request_locked(lib, hdr, &out, &d);
+			break;
+		case P3_MSG_ACK:
+			p3_parse_ack_locked(lib, hdr, &d);
+			break;
+		case P3_MSG_REPLY:
+			p3_parse_reply_locked(lib, hdr, &out, &d);
+			break;
+		default:
+			p3_drop_locked(lib, hdr, "unknown message type");
+			rc = -EPROTO;
+			break;
+		}
+	}
+	p3_lib_unlock(lib);
+	if (P3_UNLIKELY(d.df_nev || d.df_nfutex || d.df_nal_wake))
+		p3_defer_run(lib, &d);
+
+	/* Messages from ourselves come through the loopback NAL. */
+	p3_lib_nal_for(lib, hdr->src, &ops, &priv);
+	/* Acks complete inside parse: like a drop, recv gets msg == NULL and
+	 * has nothing to deliver (an ack carries no payload). */
+	if (out.mlen == 0) {
+		/* Nothing to write: a zero-length MD may have start == NULL. */
+		out.iov = NULL;
+		out.niov = 0;
+		out.offset = 0;
+	}
+	ops->recv(priv, out.msg, nal_ctx, out.iov, out.niov, out.offset, out.mlen,
+		  hdr->payload_len);
+	return rc;
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* progress.c - where the LIB side runs: the per-NI progress thread
+ * (PTL_PROGRESS=thread), futex and clock helpers used by the waits. */
+#include "lib.h"
+
+#include <linux/futex.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t p3_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int p3_futex_wait(_Atomic uint32_t *word, uint32_t val, int timeout_ms)
+{
+	struct timespec ts, *tsp = NULL;
+
+	if (timeout_ms >= 0) {
+		ts.tv_sec = timeout_ms / 1000;
+		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+		tsp = &ts;
+	}
+	/* Shared futex: the word may live in shared memory (EQ rings). */
+	return (int)syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, val, tsp, NULL, 0);
+}
+
+int p3_futex_waitv(_Atomic uint32_t *const *words, const uint32_t *vals, int n, int timeout_ms)
+{
+#ifdef SYS_futex_waitv
+	struct futex_waitv w[FUTEX_WAITV_MAX];
+	struct timespec ts, *tsp = NULL;
+	static _Atomic int unsupported;
+
+	if (n == 1)
+		return p3_futex_wait(words[0], vals[0], timeout_ms);
+	if (n <= FUTEX_WAITV_MAX && !atomic_load_explicit(&unsupported, memory_order_relaxed)) {
+		for (int i = 0; i < n; i++) {
+			w[i].val = vals[i];
+			w[i].uaddr = (uintptr_t)words[i];
+			w[i].flags = FUTEX_32;
+			w[i].__reserved = 0;
+		}
+		if (timeout_ms >= 0) {
+			/* futex_waitv takes an absolute timeout */
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_sec += timeout_ms / 1000;
+			ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			tsp = &ts;
+		}
+		long rc = syscall(SYS_futex_waitv, w, (unsigned int)n, 0u, tsp, CLOCK_MONOTONIC);
+		if (rc >= 0 || errno != ENOSYS)
+			return (int)rc;
+		atomic_store(&unsupported, 1);
+	}
+#endif
+	/* No futex_waitv (kernel < 5.16): sleep on the first word in short
+	 * slices so events on the others are seen within 1 ms. */
+	return p3_futex_wait(words[0], vals[0], timeout_ms < 0 || timeout_ms > 1 ? 1 : timeout_ms);
+}
+
+void p3_futex_wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void *p3_progress_main(void *arg)
+{
+	struct p3_lib *lib = arg;
+
+	/* The NAL spins briefly, then blocks until traffic or wakeup(). */
+	while (!atomic_load_explicit(&lib->lib_stop, memory_order_acquire))
+		lib->lib_nal->progress(lib->lib_nal_priv, -1);
+	return NULL;
+}
+
+int p3_progress_thread_start(struct p3_lib *lib)
+{
+	int rc;
+
+	atomic_store(&lib->lib_stop, 0);
+	rc = pthread_create(&lib->lib_thread, NULL, p3_progress_main, lib);
+	if (rc) {
+		p3_lib_log(lib, 0, "PtlNIInit: cannot start the progress thread (%s); "
+				   "unset PTL_PROGRESS to run without one",
+			   strerror(rc));
+		return -1;
+	}
+	lib->lib_thread_started = 1;
+	return 0;
+}
+
+void p3_progress_thread_stop(struct p3_lib *lib)
+{
+	atomic_store_explicit(&lib->lib_stop, 1, memory_order_release);
+	lib->lib_nal->wakeup(lib->lib_nal_priv);
+	pthread_join(lib->lib_thread, NULL);
+	lib->lib_thread_started = 0;
+}

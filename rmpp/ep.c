@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* ep.c - endpoints: creation, connection table, transmit batching, receive
+ * dispatch, progress loop, blocking and wakeup. */
+#include "rmpp_int.h"
+
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#define LINK_HEADROOM 16 /* room for a link header in front of each frame */
+
+static unsigned addr_hash(const struct rmpp_addr *a)
+{
+	uint32_t h = a->ra_link * 31u + a->ra_ep;
+	if (a->ra_link == RMPP_LINK_UDP)
+		h = h * 2654435761u ^ a->u.udp.ip ^ ((uint32_t)a->u.udp.port << 16);
+	else
+		for (int i = 0; i < 6; i++)
+			h = h * 31u + a->u.mac[i];
+	h ^= h >> 15;
+	h *= 2246822519u;
+	h ^= h >> 13;
+	return h % RMPP_CONN_HASH;
+}
+
+struct rmpp_conn *rmpp_conn_find(struct rmpp_ep *ep, const struct rmpp_addr *peer)
+{
+	for (struct rmpp_conn *c = ep->hash[addr_hash(peer)]; c; c = c->hnext)
+		if (rmpp_addr_equal(&c->peer, peer))
+			return c;
+	return NULL;
+}
+
+static struct rmpp_conn *conn_create(struct rmpp_ep *ep, const struct rmpp_addr *peer)
+{
+	struct rmpp_conn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->peer = *peer;
+	if (rmpp_rel_conn_init(ep, c) != 0) {
+		free(c);
+		return NULL;
+	}
+	unsigned h = addr_hash(peer);
+	c->hnext = ep->hash[h];
+	ep->hash[h] = c;
+	c->lnext = ep->conns;
+	ep->conns = c;
+	ep->nconns++;
+	return c;
+}
+
+void rmpp_conn_want_output(struct rmpp_ep *ep, struct rmpp_conn *c)
+{
+	if (c->in_work)
+		return;
+	c->in_work = true;
+	c->wnext = ep->work;
+	ep->work = c;
+}
+
+/* ---- transmit batch ------------------------------------------------------------ */
+
+void rmpp_ep_tx_flush(struct rmpp_ep *ep)
+{
+	if (!ep->ntx)
+		return;
+	ep->link.ops->send(&ep->link, ep->txf, (int)ep->ntx);
+	for (unsigned i = 0; i < ep->ntx; i++) {
+		ep->ctr.tx_pkts++;
+		ep->ctr.tx_bytes += ep->txf[i].len;
+	}
+	ep->ntx = 0;
+}
+
+uint8_t *rmpp_ep_tx_slot(struct rmpp_ep *ep, const struct rmpp_addr *dst)
+{
+	if (ep->ntx == ep->cfg.batch)
+		rmpp_ep_tx_flush(ep);
+	struct rmpp_txframe *f = &ep->txf[ep->ntx];
+	f->data = ep->txbuf + (size_t)ep->ntx * ep->txbuf_stride + LINK_HEADROOM;
+	f->dst = *dst;
+	return f->data;
+}
+
+void rmpp_ep_tx_commit(struct rmpp_ep *ep, size_t len)
+{
+	ep->txf[ep->ntx].len = len;
+	ep->ntx++;
+}
+
+/* ---- receive dispatch ----------------------------------------------------------- */
+
+void rmpp_ep_rx_frame(struct rmpp_ep *ep, const uint8_t *data, size_t len,
+		      const struct rmpp_addr *src)
+{
+	struct rmpp_pkt pkt;
+	ep->ctr.rx_pkts++;
+	ep->ctr.rx_bytes += len;
+	int rc = rmpp_pkt_parse(data, len, RMPP_PARSE_VERIFY_CRC, &pkt);
+	if (rc == 0 && ep->link.require_crc && !(pkt.flags & RMPP_F_CRC) &&
+	    pkt.type != RMPP_PKT_HELLO && pkt.type != RMPP_PKT_HELLO_ACK)
+		rc = RMPP_PERR_NOCRC;
+	if (rc != 0) {
+		if (rc == RMPP_PERR_CRC || rc == RMPP_PERR_NOCRC)
+			ep->ctr.csum_drops++;
+		else
+			ep->ctr.malformed_drops++;
+		rmpp_log(ep, RMPP_LOG_DEBUG, src, "dropped frame of %zu bytes: %s", len,
+			 rmpp_parse_err_str(rc));
+		return;
+	}
+	if (pkt.dst_ep != ep->ep_id) {
+		ep->ctr.stale_drops++;
+		return;
+	}
+	struct rmpp_addr from = *src;
+	from.ra_ep = pkt.src_ep;
+	if (ep->log_level >= RMPP_LOG_TRACE)
+		rmpp_log(ep, RMPP_LOG_TRACE, &from,
+			 "rx %s fl %02x psn %u ack %u cr %u sack %u %s msn %u off %u",
+			 rmpp_pkt_type_name(pkt.type), pkt.flags, pkt.psn, pkt.ack_psn, pkt.credit,
+			 pkt.sack_n,
+			 (pkt.flags & RMPP_F_MSG) ? rmpp_mop_name(pkt.m.mop) : "-", pkt.m.msn,
+			 pkt.m.offset);
+	bool hello = pkt.type == RMPP_PKT_HELLO || pkt.type == RMPP_PKT_HELLO_ACK;
+	if (!hello && pkt.dst_epoch != ep->epoch) {
+		/* addressed to a previous incarnation of this endpoint */
+		ep->ctr.stale_drops++;
+		if (pkt.type != RMPP_PKT_RESET && pkt.type != RMPP_PKT_CLOSE)
+			rmpp_rel_send_reset(ep, &from, pkt.src_epoch, pkt.src_ep, RMPP_PKT_RESET);
+		return;
+	}
+	struct rmpp_conn *c = rmpp_conn_find(ep, &from);
+	if (!c) {
+		if (pkt.type != RMPP_PKT_HELLO) {
+			ep->ctr.stale_drops++;
+			if (pkt.type != RMPP_PKT_RESET && pkt.type != RMPP_PKT_CLOSE)
+				rmpp_rel_send_reset(ep, &from, pkt.src_epoch, pkt.src_ep,
+						    RMPP_PKT_RESET);
+			return;
+		}
+		c = conn_create(ep, &from);
+		if (!c)
+			return;
+	}
+	rmpp_rel_rx(ep, c, &pkt, data);
+}
+
+/* ---- progress -------------------------------------------------------------- */
+
+static void run_output(struct rmpp_ep *ep)
+{
+	while (ep->work) {
+		struct rmpp_conn *c = ep->work;
+		ep->work = c->wnext;
+		c->in_work = false;
+		rmpp_rel_output(ep, c);
+	}
+	rmpp_ep_tx_flush(ep);
+}
+
+/* Next protocol deadline (0: none). */
+static uint64_t run_timers(struct rmpp_ep *ep)
+{
+	uint64_t next = rmpp_fault_poll(ep, ep->now);
+	for (struct rmpp_conn *c = ep->conns; c; c = c->lnext) {
+		uint64_t t = rmpp_rel_timers(ep, c, ep->now);
+		if (t && (!next || t < next))
+			next = t;
+	}
+	return next;
+}
+
+/* One pass: drain the link (bounded), timers, output.  Returns next deadline. */
+static uint64_t pass(struct rmpp_ep *ep)
+{
+	ep->now = rmpp_now_us();
+	if (ep->timer_armed_wanted) {
+		/* the caller polls rmpp_ep_fd(): consume what made it readable */
+		uint64_t v;
+		if (read(ep->timer_fd, &v, sizeof(v)) == sizeof(v))
+			ep->timer_armed_at = 0;
+		if (read(ep->wake_fd, &v, sizeof(v)) < 0) {
+			/* nothing pending */
+		}
+	}
+	for (int round = 0; round < 8; round++) {
+		int n = ep->link.ops->recv(&ep->link, ep->rxf, (int)ep->cfg.batch);
+		if (n <= 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			if (ep->fault.enabled || ep->fault.hook)
+				rmpp_fault_rx(ep, &ep->rxf[i]);
+			else
+				rmpp_ep_rx_frame(ep, ep->rxf[i].data, ep->rxf[i].len, &ep->rxf[i].src);
+		}
+		ep->link.ops->release(&ep->link);
+		run_output(ep); /* acks and data for this batch */
+		ep->now = rmpp_now_us();
+		if (n < (int)ep->cfg.batch && !ep->fault.held)
+			break; /* drained: spare a recvmmsg returning EAGAIN */
+	}
+	uint64_t next = run_timers(ep);
+	run_output(ep);
+	return next;
+}
+
+static void arm_timerfd(struct rmpp_ep *ep, uint64_t next)
+{
+	if (!ep->timer_armed_wanted || next == ep->timer_armed_at)
+		return;
+	struct itimerspec its = {0};
+	if (next) {
+		uint64_t now = rmpp_now_us();
+		uint64_t d = next > now ? next - now : 1;
+		its.it_value.tv_sec = (time_t)(d / 1000000u);
+		its.it_value.tv_nsec = (long)(d % 1000000u) * 1000;
+	}
+	timerfd_settime(ep->timer_fd, 0, &its, NULL);
+	ep->timer_armed_at = next;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+int rmpp_progress(struct rmpp_ep *ep, int timeout_ms)
+{
+	pthread_mutex_lock(&ep->lock);
+	ep->depth++;
+	uint64_t up0 = ep->upcalls, next;
+	/* one clock read per pass: pass() stamps ep->now */
+	next = pass(ep);
+	uint64_t start = ep->now;
+	uint64_t deadline = timeout_ms > 0 ? start + (uint64_t)timeout_ms * 1000u : 0;
+	uint64_t spin_until = start + ep->cfg.spin_us;
+	for (;;) {
+		if (ep->upcalls != up0 || timeout_ms == 0 || ep->depth > 1)
+			break;
+		uint64_t now = ep->now;
+		if (deadline && now >= deadline)
+			break;
+		if (now < spin_until) {
+			pthread_mutex_unlock(&ep->lock);
+			if (ep->cfg.spin_yield)
+				sched_yield();
+			else
+				cpu_relax();
+			pthread_mutex_lock(&ep->lock);
+			next = pass(ep);
+			continue;
+		}
+		/* block on the link and the wakeup fd until the next deadline */
+		uint64_t until = deadline;
+		if (next && (!until || next < until))
+			until = next;
+		struct timespec ts, *tsp = NULL;
+		if (until) {
+			uint64_t d = until > now ? until - now : 0;
+			ts.tv_sec = (time_t)(d / 1000000u);
+			ts.tv_nsec = (long)(d % 1000000u) * 1000;
+			tsp = &ts;
+		}
+		struct pollfd pfd[2] = {{.fd = ep->link.fd, .events = POLLIN},
+					{.fd = ep->wake_fd, .events = POLLIN}};
+		ep->blocked++;
+		pthread_mutex_unlock(&ep->lock);
+		int r = ppoll(pfd, 2, tsp, NULL);
+		bool woken = r > 0 && (pfd[1].revents & POLLIN);
+		if (woken) {
+			uint64_t v;
+			if (read(ep->wake_fd, &v, sizeof(v)) < 0) {
+				/* already drained by another thread */
+			}
+		}
+		pthread_mutex_lock(&ep->lock);
+		ep->blocked--;
+		next = pass(ep);
+		if (woken)
+			break;
+	}
+	int events = (int)(ep->upcalls - up0);
+	if (ep->depth == 1)
+		arm_timerfd(ep, next);
+	ep->depth--;
+	pthread_mutex_unlock(&ep->lock);
+	return events;
+}
+
+void rmpp_wakeup(struct rmpp_ep *ep)
+{
+	uint64_t one = 1;
+	if (write(ep->wake_fd, &one, sizeof(one)) < 0) {
+		/* counter saturated: a wakeup is pending anyway */
+	}
+}
+
+int rmpp_ep_fd(struct rmpp_ep *ep)
+{
+	pthread_mutex_lock(&ep->lock);
+	ep->timer_armed_wanted = true;
+	pthread_mutex_unlock(&ep->lock);
+	return ep->epoll_fd;
+}
+
+/* ---- API entry points ------------------------------------------------------------- */
+
+int rmpp_send(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr, size_t hdr_len,
+	      const struct iovec *iov, size_t niov, uint64_t offset, uint64_t len, void *cookie)
+{
+	if (hdr_len > RMPP_MAX_HDR || len > UINT32_MAX || (hdr_len && !hdr) ||
+	    (len && (!iov || !niov)) || peer->ra_link != ep->link.self.ra_link)
+		return -EINVAL;
+	uint64_t total = 0;
+	for (size_t i = 0; i < niov; i++)
+		total += iov[i].iov_len;
+	if (total < offset || total - offset < len)
+		return -EINVAL;
+	pthread_mutex_lock(&ep->lock);
+	struct rmpp_txmsg *m = rmpp_txmsg_alloc(ep, niov);
+	if (!m) {
+		pthread_mutex_unlock(&ep->lock);
+		return -ENOMEM;
+	}
+	if (niov)
+		memcpy(m->iov, iov, niov * sizeof(*iov));
+	m->niov = niov;
+	m->data_off = offset;
+	memcpy(m->hdr, hdr, hdr_len);
+	m->hdr_len = (uint16_t)hdr_len;
+	m->len = len;
+	m->cookie = cookie;
+
+	ep->depth++;
+	int rc = 0;
+	struct rmpp_conn *c = rmpp_conn_find(ep, peer);
+	if (!c)
+		c = conn_create(ep, peer);
+	if (!c) {
+		rc = -ENOMEM;
+	} else if (c->state == CONN_DEAD) {
+		rc = -EHOSTUNREACH;
+	} else if ((uint32_t)m->hdr_len + RMPP_DATA_OVERHEAD >= c->mtu) {
+		rc = -EINVAL;
+	}
+	if (rc) {
+		rmpp_txmsg_free(ep, m);
+		ep->depth--;
+		pthread_mutex_unlock(&ep->lock);
+		return rc;
+	}
+	m->rndv = len > ep->cfg.eager_limit;
+	if (m->rndv)
+		ep->ctr.rndv_msgs++;
+	else
+		ep->ctr.eager_msgs++;
+	m->msn = c->tx_msn++;
+	if (c->txq_tail)
+		c->txq_tail->next = m;
+	else
+		c->txq_head = m;
+	c->txq_tail = m;
+	m->anext = c->tx_all;
+	if (c->tx_all)
+		c->tx_all->aprev = m;
+	c->tx_all = m;
+	rmpp_conn_want_output(ep, c);
+	if (ep->depth == 1) {
+		ep->now = rmpp_now_us();
+		run_output(ep);
+	}
+	bool wake = ep->blocked > 0;
+	ep->depth--;
+	pthread_mutex_unlock(&ep->lock);
+	/* a thread blocked in progress must re-arm its timers */
+	if (wake)
+		rmpp_wakeup(ep);
+	return 0;
+}
+
+int rmpp_peer_resume(struct rmpp_ep *ep, const struct rmpp_addr *peer)
+{
+	pthread_mutex_lock(&ep->lock);
+	struct rmpp_conn *c = rmpp_conn_find(ep, peer);
+	if (!c) {
+		pthread_mutex_unlock(&ep->lock);
+		return -ENOENT;
+	}
+	ep->depth++;
+	ep->now = rmpp_now_us();
+	c->rx_stalled = false;
+	rmpp_rel_consume(ep, c);
+	rmpp_conn_want_output(ep, c);
+	if (ep->depth == 1)
+		run_output(ep);
+	bool wake = ep->blocked > 0;
+	ep->depth--;
+	pthread_mutex_unlock(&ep->lock);
+	if (wake)
+		rmpp_wakeup(ep);
+	return 0;
+}
+
+int rmpp_peer_forget(struct rmpp_ep *ep, const struct rmpp_addr *peer)
+{
+	pthread_mutex_lock(&ep->lock);
+	struct rmpp_conn *c = rmpp_conn_find(ep, peer);
+	int rc = -ENOENT;
+	if (c) {
+		if (c->state == CONN_DEAD) {
+			rmpp_rel_conn_reset(ep, c);
+			c->state = CONN_HELLO;
+		}
+		rc = 0;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return rc;
+}
+
+void rmpp_counters_get(struct rmpp_ep *ep, struct rmpp_counters *out)
+{
+	pthread_mutex_lock(&ep->lock);
+	*out = ep->ctr;
+	pthread_mutex_unlock(&ep->lock);
+}
+
+void rmpp_ep_addr(struct rmpp_ep *ep, struct rmpp_addr *out)
+{
+	*out = ep->link.self;
+}
+
+size_t rmpp_ep_mtu(struct rmpp_ep *ep)
+{
+	return ep->link.mtu;
+}
+
+uint32_t rmpp_ep_epoch(struct rmpp_ep *ep)
+{
+	return ep->epoch;
+}
+
+/* ---- create / destroy ----------------------------------------------------------- */
+
+static void ep_free(struct rmpp_ep *ep)
+{
+	if (ep->link.ops && ep->link.fd >= 0)
+		ep->link.ops->close(&ep->link);
+	if (ep->wake_fd >= 0)
+		close(ep->wake_fd);
+	if (ep->timer_fd >= 0)
+		close(ep->timer_fd);
+	if (ep->epoll_fd >= 0)
+		close(ep->epoll_fd);
+	rmpp_fault_free(&ep->fault);
+	rmpp_msg_pools_free(ep);
+	free(ep->txbuf);
+	free(ep->txf);
+	free(ep->rxf);
+	pthread_mutex_destroy(&ep->lock);
+	free(ep);
+}
+
+int rmpp_ep_create(const struct rmpp_ep_attr *attr, struct rmpp_ep **epp)
+{
+	struct rmpp_ep *ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&ep->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	ep->wake_fd = ep->timer_fd = ep->epoll_fd = -1;
+	ep->link.fd = -1;
+	ep->link.ep = ep;
+	if (attr->cfg)
+		ep->cfg = *attr->cfg;
+	else
+		rmpp_config_init(&ep->cfg);
+	/* the ring index is psn & (size - 1) */
+	uint64_t w = 16;
+	while (w < ep->cfg.tx_window)
+		w <<= 1;
+	ep->cfg.tx_window = w;
+	ep->log_level = (int)ep->cfg.log;
+	ep->cb = attr->cb;
+	ep->ep_id = attr->ep_id;
+	do {
+		if (getrandom(&ep->epoch, sizeof(ep->epoch), 0) != sizeof(ep->epoch))
+			ep->epoch = (uint32_t)rmpp_now_us() ^ (uint32_t)getpid();
+	} while (ep->epoch == 0);
+
+	int rc = rmpp_fault_parse(&ep->fault, getenv("P3_RMPP_FAULT"));
+	if (rc) {
+		rmpp_log(ep, RMPP_LOG_ERR, NULL, "P3_RMPP_FAULT='%s': syntax error",
+			 getenv("P3_RMPP_FAULT"));
+		goto fail;
+	}
+	if (attr->link == RMPP_LINK_UDP)
+		ep->link.ops = &rmpp_link_udp_ops;
+	else if (attr->link == RMPP_LINK_ETHER)
+		ep->link.ops = &rmpp_link_ether_ops;
+	else {
+		rc = -EINVAL;
+		goto fail;
+	}
+	rc = ep->link.ops->open(&ep->link, attr, &ep->cfg);
+	if (rc)
+		goto fail;
+	if (ep->link.mtu < 512) {
+		rmpp_log(ep, RMPP_LOG_ERR, NULL, "link MTU %zu too small", ep->link.mtu);
+		rc = -EINVAL;
+		goto fail;
+	}
+	ep->txbuf_stride = (LINK_HEADROOM + ep->link.mtu + 63) & ~(size_t)63;
+	ep->txbuf = malloc(ep->txbuf_stride * ep->cfg.batch);
+	ep->txf = calloc(ep->cfg.batch, sizeof(*ep->txf));
+	ep->rxf = calloc(ep->cfg.batch, sizeof(*ep->rxf));
+	ep->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ep->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	ep->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (!ep->txbuf || !ep->txf || !ep->rxf) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	if (ep->wake_fd < 0 || ep->timer_fd < 0 || ep->epoll_fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	int fds[3] = {ep->link.fd, ep->wake_fd, ep->timer_fd};
+	for (int i = 0; i < 3; i++) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
+		if (epoll_ctl(ep->epoll_fd, EPOLL_CTL_ADD, fds[i], &ev) != 0) {
+			rc = -errno;
+			goto fail;
+		}
+	}
+	char abuf[64];
+	rmpp_log(ep, RMPP_LOG_INFO, NULL, "endpoint %s link %s mtu %zu epoch %08x crc %s",
+		 rmpp_addr_str(&ep->link.self, abuf, sizeof(abuf)), ep->link.ops->name,
+		 ep->link.mtu, ep->epoch, ep->link.require_crc ? "on" : "off");
+	*epp = ep;
+	return 0;
+fail:
+	ep_free(ep);
+	return rc;
+}
+
+void rmpp_ep_destroy(struct rmpp_ep *ep)
+{
+	if (!ep)
+		return;
+	pthread_mutex_lock(&ep->lock);
+	ep->depth++;
+	ep->now = rmpp_now_us();
+	for (struct rmpp_conn *c = ep->conns; c; c = c->lnext) {
+		if (ep->cfg.send_close && c->state == CONN_ESTABLISHED)
+			rmpp_rel_send_reset(ep, &c->peer, c->peer_epoch, c->peer.ra_ep,
+					    RMPP_PKT_CLOSE);
+		rmpp_rel_conn_reset(ep, c);
+		rmpp_msg_fail_all(ep, c, -ECANCELED);
+	}
+	ep->destroying = true;
+	rmpp_ep_tx_flush(ep);
+	while (ep->conns) {
+		struct rmpp_conn *c = ep->conns;
+		ep->conns = c->lnext;
+		rmpp_rel_conn_free(ep, c);
+		free(c->ctrlq);
+		free(c);
+	}
+	pthread_mutex_unlock(&ep->lock);
+	ep_free(ep);
+}

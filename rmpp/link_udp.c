@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* link_udp.c - rmpp link over UDP/IPv4: recvmmsg/sendmmsg batches, DF set
+ * (IP_PMTUDISC_DO, never fragments), frame size from the interface MTU.
+ *
+ * Fast path: the message headers are built once.  A poll of an empty socket
+ * with recvmmsg costs about twice a recvfrom (msghdr and iovec import), and
+ * a progress loop spins on empty polls, so the link polls with recvfrom
+ * while traffic is sparse (request/response: a frame, then an empty poll)
+ * and switches to recvmmsg batches after two polls in a row found data (a
+ * stream), back after a batch of at most one frame.  A lone
+ * frame goes out with sendto, several with sendmmsg. */
+#include "rmpp_int.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define UDP_IP_OVERHEAD 28 /* IPv4 header + UDP header */
+
+struct udp_priv {
+	unsigned batch;
+	size_t bufsz;
+	uint8_t *bufs;
+	struct mmsghdr *rmsg;
+	struct iovec *riov;
+	struct sockaddr_in *rsa;
+	struct mmsghdr *smsg;
+	struct iovec *siov;
+	struct sockaddr_in *ssa;
+	int use_mmsg; /* a stream: poll with recvmmsg batches */
+	int streak;   /* consecutive recvfrom polls that found data */
+};
+
+/* MTU of the interface owning ip (network order); for INADDR_ANY the
+ * smallest MTU of the running IPv4 interfaces.  0 if unknown. */
+static size_t udp_iface_mtu(uint32_t ip)
+{
+	struct ifaddrs *ifa, *i;
+	size_t best = 0;
+	if (getifaddrs(&ifa) != 0)
+		return 0;
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	for (i = ifa; i && s >= 0; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
+			continue;
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)i->ifa_addr;
+		if (ip != htonl(INADDR_ANY) && sin->sin_addr.s_addr != ip)
+			continue;
+		struct ifreq ifr;
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->ifa_name);
+		if (ioctl(s, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0) {
+			size_t m = (size_t)ifr.ifr_mtu;
+			if (!best || m < best)
+				best = m;
+		}
+	}
+	if (s >= 0)
+		close(s);
+	freeifaddrs(ifa);
+	return best;
+}
+
+static void udp_free(struct udp_priv *p)
+{
+	if (!p)
+		return;
+	free(p->bufs);
+	free(p->rmsg);
+	free(p->riov);
+	free(p->rsa);
+	free(p->smsg);
+	free(p->siov);
+	free(p->ssa);
+	free(p);
+}
+
+static void set_bufsize(struct rmpp_link *l, int fd, int opt, int force_opt, int want)
+{
+	/* SO_*BUFFORCE ignores rmem_max/wmem_max but needs CAP_NET_ADMIN. */
+	if (setsockopt(fd, SOL_SOCKET, force_opt, &want, sizeof(want)) == 0)
+		return;
+	if (setsockopt(fd, SOL_SOCKET, opt, &want, sizeof(want)) != 0)
+		rmpp_log(l->ep, RMPP_LOG_WARN, NULL, "setsockopt buffer %d: %s", want,
+			 strerror(errno));
+}
+
+static int udp_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
+		    const struct rmpp_config *cfg)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	if (attr->udp_addr && *attr->udp_addr) {
+		if (inet_pton(AF_INET, attr->udp_addr, &sa.sin_addr) != 1) {
+			rmpp_log(l->ep, RMPP_LOG_ERR, NULL, "bad IPv4 address '%s'", attr->udp_addr);
+			return -EINVAL;
+		}
+	} else {
+		sa.sin_addr.s_addr = htonl(INADDR_ANY);
+	}
+	sa.sin_port = htons(attr->udp_port);
+
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int pmtu = IP_PMTUDISC_DO;
+	/* No SO_REUSEADDR: the port is the Portals pid, and a second process
+	 * binding it must fail (PTL_PID_INVALID), not share it. */
+	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) != 0)
+		rmpp_log(l->ep, RMPP_LOG_WARN, NULL, "IP_MTU_DISCOVER: %s", strerror(errno));
+	set_bufsize(l, fd, SO_RCVBUF, SO_RCVBUFFORCE, (int)cfg->sockbuf);
+	set_bufsize(l, fd, SO_SNDBUF, SO_SNDBUFFORCE, (int)cfg->sockbuf);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int err = -errno;
+		rmpp_log(l->ep, RMPP_LOG_ERR, NULL, "bind %s:%u: %s",
+			 attr->udp_addr ? attr->udp_addr : "*", attr->udp_port, strerror(errno));
+		close(fd);
+		return err;
+	}
+	socklen_t slen = sizeof(sa);
+	getsockname(fd, (struct sockaddr *)&sa, &slen);
+
+	size_t mtu = cfg->mtu;
+	size_t ifmtu = udp_iface_mtu(sa.sin_addr.s_addr);
+	if (ifmtu > UDP_IP_OVERHEAD && ifmtu - UDP_IP_OVERHEAD < mtu)
+		mtu = ifmtu - UDP_IP_OVERHEAD;
+	if (mtu > 65507)
+		mtu = 65507;
+
+	struct udp_priv *p = calloc(1, sizeof(*p));
+	if (!p) {
+		close(fd);
+		return -ENOMEM;
+	}
+	p->batch = (unsigned)cfg->batch;
+	p->bufsz = mtu + 64;
+	p->bufs = malloc(p->bufsz * p->batch);
+	p->rmsg = calloc(p->batch, sizeof(*p->rmsg));
+	p->riov = calloc(p->batch, sizeof(*p->riov));
+	p->rsa = calloc(p->batch, sizeof(*p->rsa));
+	p->smsg = calloc(p->batch, sizeof(*p->smsg));
+	p->siov = calloc(p->batch, sizeof(*p->siov));
+	p->ssa = calloc(p->batch, sizeof(*p->ssa));
+	if (!p->bufs || !p->rmsg || !p->riov || !p->rsa || !p->smsg || !p->siov || !p->ssa) {
+		udp_free(p);
+		close(fd);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < p->batch; i++) {
+		p->riov[i].iov_base = p->bufs + (size_t)i * p->bufsz;
+		p->riov[i].iov_len = p->bufsz;
+		p->rmsg[i].msg_hdr.msg_iov = &p->riov[i];
+		p->rmsg[i].msg_hdr.msg_iovlen = 1;
+		p->rmsg[i].msg_hdr.msg_name = &p->rsa[i];
+		p->rmsg[i].msg_hdr.msg_namelen = sizeof(p->rsa[i]);
+		p->smsg[i].msg_hdr.msg_iov = &p->siov[i];
+		p->smsg[i].msg_hdr.msg_iovlen = 1;
+		p->smsg[i].msg_hdr.msg_name = &p->ssa[i];
+		p->smsg[i].msg_hdr.msg_namelen = sizeof(p->ssa[i]);
+		p->ssa[i].sin_family = AF_INET;
+	}
+	l->fd = fd;
+	l->mtu = mtu;
+	l->priv = p;
+	l->require_crc = (int)cfg->crc;
+	rmpp_addr_udp(&l->self, sa.sin_addr.s_addr, sa.sin_port, attr->ep_id);
+	return 0;
+}
+
+static int udp_recv(struct rmpp_link *l, struct rmpp_rxframe *frames, int n)
+{
+	struct udp_priv *p = l->priv;
+	if ((unsigned)n > p->batch)
+		n = (int)p->batch;
+	if (n <= 0)
+		return 0;
+	if (!p->use_mmsg || n == 1) {
+		socklen_t sl = sizeof(p->rsa[0]);
+		ssize_t r = recvfrom(l->fd, p->bufs, p->bufsz, MSG_DONTWAIT | MSG_TRUNC,
+				     (struct sockaddr *)&p->rsa[0], &sl);
+		if (r < 0) {
+			p->streak = 0;
+			return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -errno;
+		}
+		frames[0].data = p->bufs;
+		frames[0].len = (size_t)r > p->bufsz ? 0 : (size_t)r; /* oversize: dropped */
+		rmpp_addr_udp(&frames[0].src, p->rsa[0].sin_addr.s_addr, p->rsa[0].sin_port, 0);
+		if (++p->streak >= 2) /* data twice in a row: a stream, batch */
+			p->use_mmsg = 1;
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		p->rmsg[i].msg_hdr.msg_namelen = sizeof(p->rsa[i]);
+		p->rmsg[i].msg_hdr.msg_flags = 0;
+	}
+	int got = recvmmsg(l->fd, p->rmsg, (unsigned)n, MSG_DONTWAIT, NULL);
+	if (got < 0) {
+		p->use_mmsg = 0;
+		p->streak = 0;
+		return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -errno;
+	}
+	if (got <= 1) {
+		p->use_mmsg = 0;
+		p->streak = got;
+	}
+	for (int i = 0; i < got; i++) {
+		frames[i].data = p->riov[i].iov_base;
+		frames[i].len = p->rmsg[i].msg_len;
+		if (p->rmsg[i].msg_hdr.msg_flags & MSG_TRUNC)
+			frames[i].len = 0; /* oversize: dropped as malformed */
+		rmpp_addr_udp(&frames[i].src, p->rsa[i].sin_addr.s_addr, p->rsa[i].sin_port, 0);
+	}
+	return got;
+}
+
+static void udp_release(struct rmpp_link *l)
+{
+	(void)l;
+}
+
+static void udp_send_error(struct rmpp_link *l, const struct rmpp_txframe *f)
+{
+	if (errno == EMSGSIZE)
+		rmpp_log(l->ep, RMPP_LOG_WARN, &f->dst,
+			 "frame of %zu bytes too large for the path (EMSGSIZE)", f->len);
+	/* skip the failing frame: the reliable layer repairs */
+	l->ep->ctr.send_errors++;
+}
+
+static int udp_send(struct rmpp_link *l, const struct rmpp_txframe *frames, int n)
+{
+	struct udp_priv *p = l->priv;
+	int sent = 0;
+	if (n == 1) { /* the request/response case: no msghdr import */
+		struct sockaddr_in sa = {.sin_family = AF_INET,
+					 .sin_addr.s_addr = frames[0].dst.u.udp.ip,
+					 .sin_port = frames[0].dst.u.udp.port};
+		for (;;) {
+			if (sendto(l->fd, frames[0].data, frames[0].len, MSG_DONTWAIT,
+				   (struct sockaddr *)&sa, sizeof(sa)) >= 0)
+				return 1;
+			if (errno != EINTR)
+				break;
+		}
+		udp_send_error(l, &frames[0]);
+		return 1;
+	}
+	while (sent < n) {
+		int m = n - sent;
+		if ((unsigned)m > p->batch)
+			m = (int)p->batch;
+		for (int i = 0; i < m; i++) {
+			const struct rmpp_txframe *f = &frames[sent + i];
+			p->siov[i].iov_base = (void *)f->data;
+			p->siov[i].iov_len = f->len;
+			p->ssa[i].sin_addr.s_addr = f->dst.u.udp.ip;
+			p->ssa[i].sin_port = f->dst.u.udp.port;
+		}
+		int r = sendmmsg(l->fd, p->smsg, (unsigned)m, MSG_DONTWAIT);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			udp_send_error(l, &frames[sent]);
+			sent++;
+			continue;
+		}
+		sent += r;
+	}
+	return sent;
+}
+
+static void udp_close(struct rmpp_link *l)
+{
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
+	udp_free(l->priv);
+	l->priv = NULL;
+}
+
+const struct rmpp_link_ops rmpp_link_udp_ops = {
+	.size = sizeof(struct rmpp_link_ops),
+	.name = "udp",
+	.open = udp_open,
+	.recv = udp_recv,
+	.release = udp_release,
+	.send = udp_send,
+	.close = udp_close,
+};

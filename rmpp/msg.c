@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * msg.c - the message layer: message sequence numbers, eager vs RTS/CTS,
+ * receiver-side truncation, pipelined grants, reassembly into the
+ * receiver's iovec, completions.  Runs on top of rel.c, which delivers
+ * packets strictly in PSN order, exactly once per epoch.
+ */
+#include "rmpp_int.h"
+
+#include <stddef.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t seg_room(struct rmpp_conn *c)
+{
+	return c->mtu - RMPP_DATA_OVERHEAD;
+}
+
+bool rmpp_msg_has_output(struct rmpp_conn *c)
+{
+	if (c->ctrl_n || c->txq_head)
+		return true;
+	for (struct rmpp_txmsg *m = c->rndv_head; m; m = m->next) {
+		uint64_t lim = m->grant_end < m->accepted ? m->grant_end : m->accepted;
+		if (m->sent < lim)
+			return true;
+	}
+	return false;
+}
+
+void rmpp_msg_ctrl(struct rmpp_ep *ep, struct rmpp_conn *c, uint8_t mop, uint32_t msn,
+		   uint32_t msg_len, uint32_t offset, uint32_t arg)
+{
+	if (c->ctrl_n == c->ctrl_cap) {
+		unsigned cap = c->ctrl_cap ? 2 * c->ctrl_cap : 8;
+		struct rmpp_ctrl *q = realloc(c->ctrlq, cap * sizeof(*q));
+		if (!q) {
+			rmpp_log(ep, RMPP_LOG_ERR, &c->peer, "out of memory queueing %s",
+				 rmpp_mop_name(mop));
+			return;
+		}
+		c->ctrlq = q;
+		c->ctrl_cap = cap;
+	}
+	struct rmpp_ctrl *k = &c->ctrlq[c->ctrl_n++];
+	k->mop = mop;
+	k->msn = msn;
+	k->msg_len = msg_len;
+	k->offset = offset;
+	k->arg = arg;
+	rmpp_conn_want_output(ep, c);
+}
+
+/* ---- send side -------------------------------------------------------------------- */
+
+static void tx_unlink_all(struct rmpp_conn *c, struct rmpp_txmsg *m)
+{
+	if (!m->aprev && c->tx_all != m)
+		return; /* detached */
+	if (m->aprev)
+		m->aprev->anext = m->anext;
+	else
+		c->tx_all = m->anext;
+	if (m->anext)
+		m->anext->aprev = m->aprev;
+	m->anext = m->aprev = NULL;
+}
+
+static void rndv_unlink(struct rmpp_conn *c, struct rmpp_txmsg *m)
+{
+	struct rmpp_txmsg **pp = &c->rndv_head;
+	while (*pp && *pp != m)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = m->next;
+	m->next = NULL;
+	m->in_rndv_list = false;
+}
+
+static void tx_complete(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg *m,
+			int status, uint64_t accepted)
+{
+	tx_unlink_all(c, m);
+	if (status == 0)
+		ep->ctr.tx_msgs++;
+	else
+		ep->ctr.ops_failed++;
+	ep->upcalls++;
+	if (ep->cb.tx_done)
+		ep->cb.tx_done(ep->cb.arg, m->cookie, status, accepted);
+	rmpp_txmsg_free(ep, m);
+}
+
+static void tx_maybe_done(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg *m)
+{
+	if (m->refs || !m->first_sent)
+		return;
+	if (m->rndv) {
+		if (m->done_rcvd)
+			tx_complete(ep, c, m, 0, m->accepted);
+	} else if (m->sent == m->len) {
+		tx_complete(ep, c, m, 0, m->len);
+	}
+}
+
+void rmpp_msg_entry_done(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txent *e)
+{
+	struct rmpp_txmsg *m = e->msg;
+	if (!m)
+		return;
+	e->msg = NULL;
+	m->refs--;
+	tx_maybe_done(ep, c, m);
+}
+
+static struct rmpp_txmsg *rndv_find(struct rmpp_conn *c, uint32_t msn)
+{
+	for (struct rmpp_txmsg *m = c->rndv_head; m; m = m->next)
+		if (m->msn == msn)
+			return m;
+	return NULL;
+}
+
+void rmpp_msg_output(struct rmpp_ep *ep, struct rmpp_conn *c)
+{
+	while (rmpp_rel_can_send(ep, c)) {
+		struct rmpp_txent e;
+		memset(&e, 0, sizeof(e));
+		if (c->ctrl_n) {
+			struct rmpp_ctrl k = c->ctrlq[0];
+			memmove(c->ctrlq, c->ctrlq + 1, (c->ctrl_n - 1) * sizeof(k));
+			c->ctrl_n--;
+			e.mop = k.mop;
+			e.msn = k.msn;
+			e.msg_len = k.msg_len;
+			e.offset = k.offset;
+			e.arg = k.arg;
+			rmpp_rel_send_new(ep, c, &e);
+			continue;
+		}
+		struct rmpp_txmsg *m = c->txq_head;
+		if (m) {
+			e.msg = m;
+			e.msn = m->msn;
+			e.msg_len = (uint32_t)m->len;
+			e.offset = (uint32_t)m->sent;
+			if (!m->first_sent) {
+				uint32_t room = seg_room(c) - m->hdr_len;
+				uint64_t d = m->len < room ? m->len : room;
+				e.mop = m->rndv ? RMPP_MOP_RTS : RMPP_MOP_EAGER_FIRST;
+				e.len = (uint32_t)d;
+				m->first_sent = true;
+			} else {
+				uint64_t d = m->len - m->sent;
+				if (d > seg_room(c))
+					d = seg_room(c);
+				e.mop = RMPP_MOP_EAGER_CONT;
+				e.len = (uint32_t)d;
+			}
+			m->sent += e.len;
+			if (m->rndv || m->sent == m->len) {
+				c->txq_head = m->next;
+				if (!c->txq_head)
+					c->txq_tail = NULL;
+				m->next = NULL;
+				if (m->rndv) {
+					/* wait for CTS; keep list order = msn order */
+					struct rmpp_txmsg **pp = &c->rndv_head;
+					while (*pp)
+						pp = &(*pp)->next;
+					*pp = m;
+					m->in_rndv_list = true;
+				}
+			}
+			e.last = !m->rndv && m->sent == m->len;
+			rmpp_rel_send_new(ep, c, &e);
+			continue;
+		}
+		/* rendezvous data, FIFO over messages with grant left (the oldest
+		 * message completes first) */
+		struct rmpp_txmsg *pick = NULL;
+		for (struct rmpp_txmsg *x = c->rndv_head; x; x = x->next) {
+			uint64_t lim = x->grant_end < x->accepted ? x->grant_end : x->accepted;
+			if (x->sent < lim) {
+				pick = x;
+				break;
+			}
+		}
+		if (!pick)
+			break;
+		uint64_t lim = pick->grant_end < pick->accepted ? pick->grant_end : pick->accepted;
+		uint64_t d = lim - pick->sent;
+		if (d > seg_room(c))
+			d = seg_room(c);
+		e.msg = pick;
+		e.msn = pick->msn;
+		e.msg_len = (uint32_t)pick->len;
+		e.offset = (uint32_t)pick->sent;
+		e.mop = RMPP_MOP_RDATA;
+		e.len = (uint32_t)d;
+		pick->sent += d;
+		rmpp_rel_send_new(ep, c, &e);
+	}
+}
+
+/* ---- receive side ---------------------------------------------------------------------- */
+
+static void scatter(struct rmpp_rxmsg *rx, uint64_t off, const uint8_t *data, uint64_t len)
+{
+	if (off >= rx->accepted)
+		return;
+	if (len > rx->accepted - off)
+		len = rx->accepted - off;
+	off += rx->iov_off;
+	for (size_t i = 0; i < rx->niov && len; i++) {
+		if (off >= rx->iov[i].iov_len) {
+			off -= rx->iov[i].iov_len;
+			continue;
+		}
+		size_t n = rx->iov[i].iov_len - (size_t)off;
+		if (n > len)
+			n = (size_t)len;
+		memcpy((uint8_t *)rx->iov[i].iov_base + off, data, n);
+		data += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+static void rx_complete(struct rmpp_ep *ep, struct rmpp_rxmsg *rx, int status)
+{
+	if (status == 0)
+		ep->ctr.rx_msgs++;
+	else
+		ep->ctr.ops_failed++;
+	ep->upcalls++;
+	if (ep->cb.rx_done)
+		ep->cb.rx_done(ep->cb.arg, rx->cookie, status, status == 0 ? rx->accepted : 0);
+	rmpp_rxmsg_free(ep, rx);
+}
+
+static void rx_protocol_error(struct rmpp_ep *ep, struct rmpp_conn *c,
+			      const struct rmpp_pkt *pkt, const char *why)
+{
+	ep->ctr.malformed_drops++;
+	rmpp_log(ep, RMPP_LOG_WARN, &c->peer, "protocol error: %s (%s msn %u off %u)", why,
+		 rmpp_mop_name(pkt->m.mop), pkt->m.msn, pkt->m.offset);
+}
+
+static int rx_first(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt)
+{
+	const struct rmpp_msghdr *m = &pkt->m;
+	if (m->msn != c->rx_msn || c->rx_eager) {
+		rx_protocol_error(ep, c, pkt, "unexpected message number");
+		return 0;
+	}
+	struct rmpp_rx_accept acc = {0};
+	int v = ep->cb.rx_hdr ? ep->cb.rx_hdr(ep->cb.arg, &c->peer, pkt->ptlhdr, m->ptlhdr_len,
+					      m->msg_len, &acc)
+			      : RMPP_RX_ACCEPT;
+	ep->upcalls++;
+	if (v == RMPP_RX_DEFER) {
+		ep->ctr.rx_defers++;
+		c->rx_stalled = true;
+		return 1;
+	}
+	struct rmpp_rxmsg *rx = rmpp_rxmsg_alloc(ep, acc.niov);
+	if (!rx) {
+		/* Cannot track it: behave as not ready (retried on resume). */
+		c->rx_stalled = true;
+		return 1;
+	}
+	if (acc.niov)
+		memcpy(rx->iov, acc.iov, acc.niov * sizeof(*rx->iov));
+	c->rx_msn++;
+	rx->niov = acc.niov;
+	rx->iov_off = acc.offset;
+	rx->msn = m->msn;
+	rx->len = m->msg_len;
+	rx->accepted = acc.accepted < m->msg_len ? acc.accepted : m->msg_len;
+	rx->cookie = acc.cookie;
+	rx->rndv = m->mop == RMPP_MOP_RTS;
+	scatter(rx, 0, pkt->data, pkt->data_len);
+	rx->rcvd = pkt->data_len;
+	if (!rx->rndv) {
+		if (rx->rcvd == rx->len)
+			rx_complete(ep, rx, 0);
+		else
+			c->rx_eager = rx;
+		return 0;
+	}
+	if (rx->rcvd >= rx->accepted) {
+		rmpp_msg_ctrl(ep, c, RMPP_MOP_DONE, rx->msn, (uint32_t)rx->len, 0,
+			      (uint32_t)rx->accepted);
+		rx_complete(ep, rx, 0);
+		return 0;
+	}
+	rx->grant_sz = ep->cfg.grant;
+	rx->grant_end = rx->rcvd + rx->grant_sz;
+	if (rx->grant_end > rx->accepted)
+		rx->grant_end = rx->accepted;
+	rmpp_msg_ctrl(ep, c, RMPP_MOP_CTS, rx->msn, (uint32_t)rx->len, (uint32_t)rx->grant_end,
+		      (uint32_t)rx->accepted);
+	rx->next = c->rx_rndv;
+	c->rx_rndv = rx;
+	return 0;
+}
+
+static void rx_rdata(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt)
+{
+	struct rmpp_rxmsg **pp = &c->rx_rndv, *rx;
+	while ((rx = *pp) && rx->msn != pkt->m.msn)
+		pp = &rx->next;
+	if (!rx || pkt->m.offset != rx->rcvd || pkt->m.offset + pkt->data_len > rx->grant_end) {
+		rx_protocol_error(ep, c, pkt, "RDATA outside the grant");
+		return;
+	}
+	scatter(rx, pkt->m.offset, pkt->data, pkt->data_len);
+	rx->rcvd += pkt->data_len;
+	if (rx->rcvd >= rx->accepted) {
+		*pp = rx->next;
+		rmpp_msg_ctrl(ep, c, RMPP_MOP_DONE, rx->msn, (uint32_t)rx->len, 0,
+			      (uint32_t)rx->accepted);
+		rx_complete(ep, rx, 0);
+		return;
+	}
+	/* pipelined grants: extend once half of the current grant is consumed */
+	if (rx->grant_end < rx->accepted && rx->rcvd + rx->grant_sz / 2 >= rx->grant_end) {
+		rx->grant_end += rx->grant_sz;
+		if (rx->grant_end > rx->accepted)
+			rx->grant_end = rx->accepted;
+		rmpp_msg_ctrl(ep, c, RMPP_MOP_CTS, rx->msn, (uint32_t)rx->len,
+			      (uint32_t)rx->grant_end, (uint32_t)rx->accepted);
+	}
+}
+
+int rmpp_msg_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt)
+{
+	const struct rmpp_msghdr *m = &pkt->m;
+	struct rmpp_txmsg *tm;
+	switch (m->mop) {
+	case RMPP_MOP_EAGER_FIRST:
+	case RMPP_MOP_RTS:
+		return rx_first(ep, c, pkt);
+	case RMPP_MOP_EAGER_CONT: {
+		struct rmpp_rxmsg *rx = c->rx_eager;
+		if (!rx || rx->msn != m->msn || m->offset != rx->rcvd) {
+			rx_protocol_error(ep, c, pkt, "EAGER_CONT out of sequence");
+			return 0;
+		}
+		scatter(rx, m->offset, pkt->data, pkt->data_len);
+		rx->rcvd += pkt->data_len;
+		if (rx->rcvd >= rx->len) {
+			c->rx_eager = NULL;
+			rx_complete(ep, rx, 0);
+		}
+		return 0;
+	}
+	case RMPP_MOP_RDATA:
+		rx_rdata(ep, c, pkt);
+		return 0;
+	case RMPP_MOP_CTS:
+		tm = rndv_find(c, m->msn);
+		if (!tm) {
+			rx_protocol_error(ep, c, pkt, "CTS for an unknown message");
+			return 0;
+		}
+		tm->accepted = m->arg;
+		if (m->offset > tm->grant_end)
+			tm->grant_end = m->offset;
+		rmpp_conn_want_output(ep, c);
+		return 0;
+	case RMPP_MOP_DONE:
+		tm = rndv_find(c, m->msn);
+		if (!tm) {
+			rx_protocol_error(ep, c, pkt, "DONE for an unknown message");
+			return 0;
+		}
+		tm->accepted = m->arg;
+		tm->done_rcvd = true;
+		rndv_unlink(c, tm);
+		tx_maybe_done(ep, c, tm);
+		return 0;
+	case RMPP_MOP_NAK:
+		tm = rndv_find(c, m->msn);
+		if (tm) {
+			rndv_unlink(c, tm);
+			tm->done_rcvd = true;
+			tm->accepted = 0;
+			tx_maybe_done(ep, c, tm);
+		}
+		return 0;
+	default:
+		rx_protocol_error(ep, c, pkt, "unexpected operation");
+		return 0;
+	}
+}
+
+void rmpp_msg_fail_all(struct rmpp_ep *ep, struct rmpp_conn *c, int status)
+{
+	/* Detach everything first: the upcalls may start new sends. */
+	struct rmpp_txmsg *tl = c->tx_all;
+	struct rmpp_rxmsg *re = c->rx_eager, *rl = c->rx_rndv;
+	c->txq_head = c->txq_tail = NULL;
+	c->rndv_head = NULL;
+	c->tx_all = NULL;
+	c->rx_eager = NULL;
+	c->rx_rndv = NULL;
+	c->ctrl_n = 0;
+	while (tl) {
+		struct rmpp_txmsg *m = tl;
+		tl = m->anext;
+		m->anext = m->aprev = NULL;
+		m->refs = 0;
+		tx_complete(ep, c, m, status, 0);
+	}
+	if (re)
+		rx_complete(ep, re, status);
+	while (rl) {
+		struct rmpp_rxmsg *rx = rl;
+		rl = rx->next;
+		rx_complete(ep, rx, status);
+	}
+}
+
+/* ---- descriptor free lists ------------------------------------------------------ */
+
+struct rmpp_txmsg *rmpp_txmsg_alloc(struct rmpp_ep *ep, size_t niov)
+{
+	struct rmpp_txmsg *m = ep->tx_free;
+	if (m) {
+		ep->tx_free = m->next;
+		ep->tx_nfree--;
+		memset(m, 0, offsetof(struct rmpp_txmsg, iov_inline));
+	} else if (!(m = calloc(1, sizeof(*m)))) {
+		return NULL;
+	}
+	if (niov <= RMPP_IOV_INLINE) {
+		m->iov = m->iov_inline;
+	} else if (!(m->iov = malloc(niov * sizeof(*m->iov)))) {
+		rmpp_txmsg_free(ep, m);
+		return NULL;
+	}
+	return m;
+}
+
+void rmpp_txmsg_free(struct rmpp_ep *ep, struct rmpp_txmsg *m)
+{
+	if (m->iov && m->iov != m->iov_inline)
+		free(m->iov);
+	m->iov = NULL;
+	if (ep->tx_nfree >= RMPP_MSG_FREE_MAX || ep->destroying) {
+		free(m);
+		return;
+	}
+	m->next = ep->tx_free;
+	ep->tx_free = m;
+	ep->tx_nfree++;
+}
+
+struct rmpp_rxmsg *rmpp_rxmsg_alloc(struct rmpp_ep *ep, size_t niov)
+{
+	struct rmpp_rxmsg *rx = ep->rx_free;
+	if (rx) {
+		ep->rx_free = rx->next;
+		ep->rx_nfree--;
+		memset(rx, 0, offsetof(struct rmpp_rxmsg, iov_inline));
+	} else if (!(rx = calloc(1, sizeof(*rx)))) {
+		return NULL;
+	}
+	if (niov <= RMPP_IOV_INLINE) {
+		rx->iov = rx->iov_inline;
+	} else if (!(rx->iov = malloc(niov * sizeof(*rx->iov)))) {
+		rmpp_rxmsg_free(ep, rx);
+		return NULL;
+	}
+	return rx;
+}
+
+void rmpp_rxmsg_free(struct rmpp_ep *ep, struct rmpp_rxmsg *rx)
+{
+	if (rx->iov && rx->iov != rx->iov_inline)
+		free(rx->iov);
+	rx->iov = NULL;
+	if (ep->rx_nfree >= RMPP_MSG_FREE_MAX || ep->destroying) {
+		free(rx);
+		return;
+	}
+	rx->next = ep->rx_free;
+	ep->rx_free = rx;
+	ep->rx_nfree++;
+}
+
+void rmpp_msg_pools_free(struct rmpp_ep *ep)
+{
+	while (ep->tx_free) {
+		struct rmpp_txmsg *m = ep->tx_free;
+		ep->tx_free = m->next;
+		free(m);
+	}
+	while (ep->rx_free) {
+		struct rmpp_rxmsg *rx = ep->rx_free;
+		ep->rx_free = rx->next;
+		free(rx);
+	}
+	ep->tx_nfree = ep->rx_nfree = 0;
+}

@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rmpp_int.h - private structures of the rmpp library (not installed). */
+#ifndef RMPP_INT_H
+#define RMPP_INT_H
+
+#include "rmpp.h"
+#include "rmpp_wire.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+/* ---- logging -------------------------------------------------------------- */
+
+enum { RMPP_LOG_ERR = 0, RMPP_LOG_WARN, RMPP_LOG_INFO, RMPP_LOG_DEBUG, RMPP_LOG_TRACE };
+
+void rmpp_log_emit(int level, const struct rmpp_ep *ep, const struct rmpp_addr *peer,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Cheap when off; keeps errno. */
+#define rmpp_log(ep, lvl, peer, ...)                                                             \
+	do {                                                                                     \
+		if ((int)(lvl) <= rmpp_log_level(ep)) {                                          \
+			int rmpp_saved_errno_ = errno;                                           \
+			rmpp_log_emit((lvl), (ep), (peer), __VA_ARGS__);                         \
+			errno = rmpp_saved_errno_;                                               \
+		}                                                                                \
+	} while (0)
+
+/* ---- clock ------------------------------------------------------------------ */
+
+static inline uint64_t rmpp_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* ---- links ---------------------------------------------------------------- */
+
+struct rmpp_link;
+
+/* A received frame, valid until the next recv call (or release). */
+struct rmpp_rxframe {
+	uint8_t *data;
+	size_t len;
+	struct rmpp_addr src;
+};
+
+/* A frame to transmit. */
+struct rmpp_txframe {
+	uint8_t *data; /* the link may write its header in front (headroom) */
+	size_t len;
+	struct rmpp_addr dst;
+};
+
+struct rmpp_link_ops {
+	size_t size;
+	const char *name;
+	/* Open the link; fills l->fd, l->mtu, l->self. */
+	int (*open)(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
+		    const struct rmpp_config *cfg);
+	/* Up to n frames, non-blocking.  Returns count (>= 0) or -errno. */
+	int (*recv)(struct rmpp_link *l, struct rmpp_rxframe *frames, int n);
+	/* Frames handed back by recv are no longer referenced. */
+	void (*release)(struct rmpp_link *l);
+	/* Send n frames; returns how many were accepted (>= 0) or -errno. */
+	int (*send)(struct rmpp_link *l, const struct rmpp_txframe *frames, int n);
+	void (*close)(struct rmpp_link *l);
+};
+
+struct rmpp_link {
+	const struct rmpp_link_ops *ops;
+	struct rmpp_ep *ep;
+	int fd;
+	size_t mtu; /* largest rmpp frame on this link */
+	struct rmpp_addr self;
+	int require_crc;
+	void *priv;
+};
+
+extern const struct rmpp_link_ops rmpp_link_udp_ops;
+extern const struct rmpp_link_ops rmpp_link_ether_ops;
+
+/* ---- fault shim ------------------------------------------------------------- */
+
+struct rmpp_held; /* a frame held back by the shim */
+
+struct rmpp_fault {
+	int enabled;
+	double drop, dup, reorder, corrupt, truncate, pad;
+	unsigned burst_min, burst_max;
+	uint64_t delay_us;
+	uint64_t seed;
+	uint64_t rng;
+	unsigned burst_left;
+	uint64_t index;
+	rmpp_fault_fn hook;
+	void *hook_arg;
+	struct rmpp_held *held; /* sorted by release time */
+};
+
+int rmpp_fault_parse(struct rmpp_fault *f, const char *spec);
+/* Run one received frame through the shim; calls rmpp_ep_rx_frame() for each
+ * frame to deliver now (0, 1 or 2 times). */
+void rmpp_fault_rx(struct rmpp_ep *ep, const struct rmpp_rxframe *fr);
+/* Release held frames whose time has come; returns next release time or 0. */
+uint64_t rmpp_fault_poll(struct rmpp_ep *ep, uint64_t now);
+void rmpp_fault_free(struct rmpp_fault *f);
+
+/* ---- message layer -------------------------------------------------------------- */
+
+/* iovec entries kept inside a message descriptor (more: malloc) */
+#define RMPP_IOV_INLINE 4
+/* descriptors kept on the endpoint's free lists (no malloc per message) */
+#define RMPP_MSG_FREE_MAX 256
+
+/* A message being sent. */
+struct rmpp_txmsg {
+	struct rmpp_txmsg *next;      /* queue link (txq or rndv list) */
+	struct rmpp_txmsg *anext, *aprev; /* conn->tx_all: every unfinished send */
+	uint32_t msn;
+	uint8_t hdr[RMPP_MAX_HDR];
+	uint16_t hdr_len;
+	bool rndv;
+	bool first_sent;   /* EAGER_FIRST / RTS queued */
+	bool done_rcvd;    /* rendezvous: DONE arrived */
+	bool in_rndv_list;
+	struct iovec *iov;
+	size_t niov;
+	uint64_t data_off;  /* message byte 0 is at this offset into iov */
+	uint64_t len;
+	uint64_t sent;      /* payload bytes packetised */
+	uint64_t accepted;  /* rendezvous: from CTS/DONE */
+	uint64_t grant_end; /* rendezvous: may send below this */
+	unsigned refs;      /* ring entries referencing this message */
+	void *cookie;
+	struct iovec iov_inline[RMPP_IOV_INLINE];
+};
+
+/* A message being received. */
+struct rmpp_rxmsg {
+	struct rmpp_rxmsg *next;
+	uint32_t msn;
+	uint64_t len;
+	uint64_t accepted;
+	uint64_t rcvd;      /* payload bytes seen (accepted or not) */
+	uint64_t grant_end; /* rendezvous: granted so far */
+	uint64_t grant_sz;
+	bool rndv;
+	struct iovec *iov;
+	size_t niov;
+	uint64_t iov_off; /* message byte 0 lands at this offset into iov */
+	void *cookie;
+	struct iovec iov_inline[RMPP_IOV_INLINE];
+};
+
+/* A control operation waiting for a PSN (CTS, DONE, NAK). */
+struct rmpp_ctrl {
+	uint8_t mop;
+	uint32_t msn, msg_len, offset, arg;
+};
+
+/* ---- reliable-packet layer ------------------------------------------------------------- */
+
+enum { TXE_FREE = 0, TXE_INFLIGHT, TXE_SACKED };
+
+/* One sent, unacknowledged packet: a description, rebuilt on retransmit. */
+struct rmpp_txent {
+	uint8_t state;
+	uint8_t mop;
+	uint8_t retx;
+	bool last;            /* last packet of an eager message */
+	bool lost;            /* marked lost, retransmission pending */
+	uint32_t msn;
+	uint32_t msg_len;
+	uint32_t offset;
+	uint32_t len;         /* data bytes */
+	uint32_t arg;
+	uint64_t tx_us;       /* last (re)transmission */
+	uint64_t tx_seq;      /* transmission order (RACK "sent before") */
+	struct rmpp_txmsg *msg; /* EAGER_*, RTS, RDATA */
+};
+
+/* An out-of-order or not-yet-consumed packet copy. */
+struct rmpp_rxslot {
+	uint8_t *buf;
+	uint32_t len;
+};
+
+/* RFC 6298 estimator (exported for the unit tests). */
+struct rmpp_rtt {
+	uint64_t srtt_us, rttvar_us, rto_us;
+	bool have;
+};
+
+enum rmpp_conn_state {
+	CONN_HELLO = 1,   /* HELLO sent, peer epoch unknown or peer does not know us */
+	CONN_ESTABLISHED, /* both sides know each other's epoch */
+	CONN_DEAD,        /* peer declared dead; sends fail until forgotten */
+};
+
+struct rmpp_conn {
+	struct rmpp_conn *hnext; /* hash chain */
+	struct rmpp_conn *lnext; /* all connections */
+	struct rmpp_addr peer;
+	enum rmpp_conn_state state;
+	uint32_t peer_epoch; /* 0: unknown */
+	bool peer_known;     /* we know peer epoch/ISN */
+	bool peer_knows_us;  /* peer sent dst_epoch == ours */
+	bool peer_crc;
+	uint32_t mtu;        /* frame size towards this peer */
+
+	/* sender */
+	uint32_t isn, snd_una, snd_nxt;
+	uint32_t peer_edge; /* may send PSN < peer_edge */
+	bool peer_edge_valid;
+	struct rmpp_txent *ring; /* tx_window entries, index psn & mask */
+	uint32_t nsacked;        /* entries in SACKED state */
+	uint32_t nlost;          /* entries marked lost */
+	struct rmpp_rtt rtt;
+	uint64_t min_rtt_us;
+	unsigned n_timeouts; /* consecutive */
+	uint64_t tx_seq_next, rack_xmit_seq, rack_rtt_us;
+	uint64_t ka_at, ka_us; /* keepalive while operations wait on the peer */
+	unsigned reo_mult;
+	uint64_t last_tx_us;
+	uint64_t rto_at, tlp_at, reo_at, persist_at, delack_at, hello_at;
+	uint64_t persist_us;
+	bool tlp_out;
+	bool credit_blocked;
+
+	/* receiver */
+	uint32_t rcv_nxt, rcv_cons, rcv_edge;
+	struct rmpp_rxslot *rxring;
+	uint32_t nbuffered;
+	unsigned unacked;
+	uint32_t ts_recent;
+	bool ack_now;
+	bool dsack_pending;
+	struct rmpp_sack dsack;
+	uint32_t last_adv_credit;
+	bool rx_stalled;
+	bool probe_rcvd;
+	unsigned rnr_sent;
+
+	/* message layer: send */
+	uint32_t tx_msn;
+	struct rmpp_txmsg *txq_head, *txq_tail; /* first packet not yet (fully) sent */
+	struct rmpp_txmsg *rndv_head;           /* rendezvous in progress */
+	struct rmpp_txmsg *tx_all;              /* every unfinished send */
+	struct rmpp_ctrl *ctrlq;
+	unsigned ctrl_n, ctrl_cap;
+	/* message layer: receive */
+	uint32_t rx_msn;
+	struct rmpp_rxmsg *rx_eager; /* eager message being filled */
+	struct rmpp_rxmsg *rx_rndv;  /* rendezvous messages being filled */
+	bool in_work;                /* on the ep work list */
+	struct rmpp_conn *wnext;
+};
+
+/* ---- endpoint ----------------------------------------------------------------- */
+
+#define RMPP_CONN_HASH 256
+
+struct rmpp_ep {
+	pthread_mutex_t lock; /* recursive; protects everything below */
+	struct rmpp_config cfg;
+	struct rmpp_callbacks cb;
+	struct rmpp_link link;
+	uint16_t ep_id;
+	uint32_t epoch;
+	int log_level;
+	int wake_fd;  /* eventfd */
+	int epoll_fd; /* link fd + wake fd (+ timer fd) */
+	int timer_fd;
+	bool timer_armed_wanted; /* rmpp_ep_fd() was called */
+	uint64_t timer_armed_at;
+	unsigned depth;       /* nesting of entry points (upcalls) */
+	unsigned blocked;     /* threads blocked in ppoll (lock dropped) */
+	uint64_t upcalls;     /* upcalls run so far (progress returns the delta) */
+	struct rmpp_conn *hash[RMPP_CONN_HASH];
+	struct rmpp_conn *conns;
+	unsigned nconns;
+	struct rmpp_conn *work; /* connections with output pending */
+	uint32_t rx_buffered;   /* packets held in reorder slots, all conns */
+	struct rmpp_counters ctr;
+	struct rmpp_fault fault;
+	uint64_t now; /* cached clock of the current pass */
+	/* transmit batch */
+	uint8_t *txbuf;
+	size_t txbuf_stride;
+	struct rmpp_txframe *txf;
+	unsigned ntx;
+	/* receive batch */
+	struct rmpp_rxframe *rxf;
+	bool destroying;
+	/* free lists of message descriptors (msg.c) */
+	struct rmpp_txmsg *tx_free;
+	struct rmpp_rxmsg *rx_free;
+	unsigned tx_nfree, rx_nfree;
+};
+
+/* msg.c: message descriptors from the endpoint's free lists (lock held);
+ * zeroed, iov pointing at room for niov entries.  NULL: out of memory. */
+struct rmpp_txmsg *rmpp_txmsg_alloc(struct rmpp_ep *ep, size_t niov);
+void rmpp_txmsg_free(struct rmpp_ep *ep, struct rmpp_txmsg *m);
+struct rmpp_rxmsg *rmpp_rxmsg_alloc(struct rmpp_ep *ep, size_t niov);
+void rmpp_rxmsg_free(struct rmpp_ep *ep, struct rmpp_rxmsg *rx);
+void rmpp_msg_pools_free(struct rmpp_ep *ep);
+
+static inline int rmpp_log_level(const struct rmpp_ep *ep)
+{
+	return ep ? ep->log_level : RMPP_LOG_WARN;
+}
+
+/* ep.c */
+void rmpp_ep_rx_frame(struct rmpp_ep *ep, const uint8_t *data, size_t len,
+		      const struct rmpp_addr *src);
+uint8_t *rmpp_ep_tx_slot(struct rmpp_ep *ep, const struct rmpp_addr *dst);
+void rmpp_ep_tx_commit(struct rmpp_ep *ep, size_t len);
+void rmpp_ep_tx_flush(struct rmpp_ep *ep);
+void rmpp_conn_want_output(struct rmpp_ep *ep, struct rmpp_conn *c);
+struct rmpp_conn *rmpp_conn_find(struct rmpp_ep *ep, const struct rmpp_addr *peer);
+
+/* rel.c - reliable-packet layer */
+int rmpp_rel_conn_init(struct rmpp_ep *ep, struct rmpp_conn *c);
+void rmpp_rel_conn_reset(struct rmpp_ep *ep, struct rmpp_conn *c);
+void rmpp_rel_conn_free(struct rmpp_ep *ep, struct rmpp_conn *c);
+void rmpp_rel_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt,
+		 const uint8_t *frame);
+void rmpp_rel_send_hello(struct rmpp_ep *ep, struct rmpp_conn *c, unsigned type);
+void rmpp_rel_send_reset(struct rmpp_ep *ep, const struct rmpp_addr *to, uint32_t dst_epoch,
+			 uint16_t dst_ep, unsigned type);
+void rmpp_rel_output(struct rmpp_ep *ep, struct rmpp_conn *c);
+uint64_t rmpp_rel_timers(struct rmpp_ep *ep, struct rmpp_conn *c, uint64_t now);
+bool rmpp_rel_can_send(struct rmpp_ep *ep, struct rmpp_conn *c);
+void rmpp_rtt_sample(struct rmpp_rtt *r, uint64_t sample_us, uint64_t g_us, uint64_t min_us,
+		     uint64_t max_us);
+/* Queue a new sequenced packet described by *e; returns its PSN. */
+uint32_t rmpp_rel_send_new(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_txent *e);
+void rmpp_rel_send_ack(struct rmpp_ep *ep, struct rmpp_conn *c, unsigned mop_rnr);
+void rmpp_rel_update_edge(struct rmpp_ep *ep, struct rmpp_conn *c);
+void rmpp_rel_consume(struct rmpp_ep *ep, struct rmpp_conn *c);
+/* Peer failure: fail everything, reset sequence state. */
+void rmpp_conn_fail(struct rmpp_ep *ep, struct rmpp_conn *c, enum rmpp_peer_event ev,
+		    uint32_t new_epoch);
+
+/* msg.c - message layer */
+/* Deliver one in-order packet; returns 0 consumed, 1 stalled (deferred). */
+int rmpp_msg_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt);
+/* Emit packets while the window allows. */
+void rmpp_msg_output(struct rmpp_ep *ep, struct rmpp_conn *c);
+bool rmpp_msg_has_output(struct rmpp_conn *c);
+/* A ring entry left the window (acked, or dropped on failure). */
+void rmpp_msg_entry_done(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txent *e);
+void rmpp_msg_fail_all(struct rmpp_ep *ep, struct rmpp_conn *c, int status);
+void rmpp_msg_ctrl(struct rmpp_ep *ep, struct rmpp_conn *c, uint8_t mop, uint32_t msn,
+		   uint32_t msg_len, uint32_t offset, uint32_t arg);
+void rmpp_msg_rnr(struct rmpp_ep *ep, struct rmpp_conn *c, uint32_t backoff_us);
+
+#endif /* RMPP_INT_H */

@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_faults.c - rmpp under injected faults (seeded shim on the receive
+ * path of each endpoint): random and burst loss, duplication, reordering,
+ * corruption, truncation/padding, tail loss, lost CTS/DONE/ACKs, zero
+ * credit, peer restart, peer death, wrap under loss, garbage frames.
+ * Each test checks exactly-once in-order delivery with the right bytes and
+ * asserts the counters that prove the repair mechanism.
+ */
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static struct h_ep A, B;
+static struct rmpp_counters ca, cb;
+
+static void setup(void)
+{
+	h_ep_init(&A, NULL, 0, 1);
+	h_ep_init(&B, NULL, 0, 2);
+}
+
+static void teardown(void)
+{
+	if (getenv("H_VERBOSE")) {
+		if (A.ep)
+			h_dump("A", &A);
+		if (B.ep)
+			h_dump("B", &B);
+	}
+	if (A.ep)
+		h_ep_fini(&A);
+	if (B.ep)
+		h_ep_fini(&B);
+}
+
+static void check_clean(struct h_ep *rx, unsigned n)
+{
+	ck_assert_uint_eq(rx->rx_ok, n);
+	ck_assert_uint_eq(rx->rx_fail, 0);
+	ck_assert_uint_eq(rx->order_errors, 0);
+	ck_assert_uint_eq(rx->dup_errors, 0);
+	ck_assert_uint_eq(rx->data_errors, 0);
+}
+
+/* A workload: n messages of mixed sizes A -> B, plus some B -> A. */
+static unsigned workload(unsigned n)
+{
+	static const uint64_t sizes[] = {0, 1, 100, 1400, 9000, 16383, 16384, 16385, 70000, 300000};
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_int_eq(h_send(&A, &B, sizes[i % 10], 16 + (i % 7) * 30), 0);
+	ck_assert_int_eq(h_send(&A, &B, 4 << 20, 16), 0);
+	for (unsigned i = 0; i < n / 4; i++)
+		ck_assert_int_eq(h_send(&B, &A, sizes[(i * 3) % 10], 16), 0);
+	return n + 1;
+}
+
+static void run_workload(unsigned n, int timeout_ms)
+{
+	unsigned total = workload(n);
+	ck_assert(h_run_pair(&A, &B, total, timeout_ms));
+	ck_assert(h_run_pair(&B, &A, n / 4, timeout_ms));
+	check_clean(&B, total);
+	check_clean(&A, n / 4);
+	ck_assert_uint_eq(A.tx_ok, total);
+	h_counters(&A, &ca);
+	h_counters(&B, &cb);
+}
+
+static void set_faults(const char *a, const char *b)
+{
+	ck_assert_int_eq(rmpp_fault_set(A.ep, a), 0);
+	ck_assert_int_eq(rmpp_fault_set(B.ep, b), 0);
+}
+
+START_TEST(t_loss_1pct)
+{
+	set_faults("drop=0.01,seed=11", "drop=0.01,seed=12");
+	run_workload(200, 30000);
+	ck_assert_uint_gt(cb.fault_drops, 0);
+	/* losses in the middle of a flight are repaired by RACK, not timers */
+	ck_assert_uint_gt(ca.retx_fast, 0);
+	ck_assert_uint_gt(cb.sack_blocks_tx, 0);
+	ck_assert_uint_ge(ca.retx_fast + ca.retx_tlp, ca.retx_rto);
+}
+END_TEST
+
+START_TEST(t_loss_10pct)
+{
+	set_faults("drop=0.10,seed=21", "drop=0.10,seed=22");
+	run_workload(150, 60000);
+	ck_assert_uint_gt(cb.fault_drops, 100);
+	ck_assert_uint_gt(ca.retx_fast, 0);
+	ck_assert_uint_eq(ca.peers_dead + cb.peers_dead, 0);
+}
+END_TEST
+
+START_TEST(t_burst_loss)
+{
+	/* Cplant's pattern: bursts of 1..22 frames */
+	set_faults("drop=0.004,burst=1-22,seed=31", "drop=0.004,burst=1-22,seed=32");
+	run_workload(200, 30000);
+	ck_assert_uint_gt(cb.fault_drops, 10);
+	ck_assert_uint_gt(ca.retx_fast, 0);
+	/* a burst leaves a hole of several packets, all reported by SACK */
+	ck_assert_uint_gt(cb.sack_blocks_tx, 0);
+}
+END_TEST
+
+START_TEST(t_duplication)
+{
+	set_faults("dup=0.05,seed=41", "dup=0.05,seed=42");
+	run_workload(200, 30000);
+	ck_assert_uint_gt(cb.fault_dups, 0);
+	ck_assert_uint_gt(cb.dup_rx, 0);
+	ck_assert_uint_gt(cb.dsack_tx, 0);
+	ck_assert_uint_gt(ca.dsack_rx, 0);
+}
+END_TEST
+
+START_TEST(t_reorder)
+{
+	set_faults("reorder=0.05,delay_us=200,seed=51", "reorder=0.05,delay_us=200,seed=52");
+	run_workload(200, 30000);
+	ck_assert_uint_gt(cb.fault_reorders, 0);
+	ck_assert_uint_gt(cb.ooo_rx, 0);
+	/* 200 us is several loopback RTTs: RACK may retransmit at first, then
+	 * its window grows with every DSACK */
+	ck_assert_uint_gt(ca.dsack_rx + cb.dsack_rx + 1, 0);
+	fprintf(stderr, "reorder 200us: reordered %llu, fast retx %llu, dsack %llu\n",
+		(unsigned long long)cb.fault_reorders, (unsigned long long)ca.retx_fast,
+		(unsigned long long)ca.dsack_rx);
+}
+END_TEST
+
+START_TEST(t_reorder_mild)
+{
+	/* reordering shorter than the RACK window: buffered, no retransmission */
+	set_faults("reorder=0.05,delay_us=5,seed=53", "reorder=0.05,delay_us=5,seed=54");
+	run_workload(200, 30000);
+	ck_assert_uint_gt(cb.fault_reorders, 0);
+	ck_assert_uint_gt(cb.ooo_rx, 0);
+	fprintf(stderr, "reorder 5us: reordered %llu, ooo %llu, fast retx %llu\n",
+		(unsigned long long)cb.fault_reorders, (unsigned long long)cb.ooo_rx,
+		(unsigned long long)ca.retx_fast);
+	ck_assert_uint_le(ca.retx_fast, cb.fault_reorders / 4);
+}
+END_TEST
+
+START_TEST(t_corruption)
+{
+	set_faults("corrupt=0.02,seed=61", "corrupt=0.02,seed=62");
+	run_workload(200, 30000);
+	ck_assert_uint_gt(cb.fault_corrupts, 0);
+	ck_assert_uint_gt(cb.csum_drops + cb.malformed_drops, 0);
+	/* every corrupted frame was dropped, none delivered (data checked) */
+	ck_assert_uint_eq(cb.csum_drops + cb.malformed_drops + cb.stale_drops, cb.fault_corrupts);
+}
+END_TEST
+
+START_TEST(t_truncate_pad)
+{
+	set_faults("truncate=0.02,pad=0.05,seed=71", "truncate=0.02,pad=0.05,seed=72");
+	run_workload(200, 30000);
+	ck_assert_uint_gt(cb.fault_truncs, 0);
+	ck_assert_uint_eq(cb.malformed_drops + cb.csum_drops, cb.fault_truncs);
+}
+END_TEST
+
+/* ---- predicate hooks --------------------------------------------------------- */
+
+struct drop_rule {
+	uint8_t mop;
+	uint32_t msn;
+	unsigned nth;  /* drop the nth matching packet (1-based) */
+	unsigned seen;
+	unsigned dropped;
+	bool pure_acks;
+	uint64_t until_us;
+};
+
+static int drop_nth(void *arg, const struct rmpp_fault_view *v)
+{
+	struct drop_rule *r = arg;
+	if (v->type != RMPP_PKT_DATA || v->mop != r->mop || v->msn != r->msn ||
+	    (v->flags & RMPP_F_RETX))
+		return RMPP_FAULT_PASS;
+	if (++r->seen == r->nth) {
+		r->dropped++;
+		return RMPP_FAULT_DROP;
+	}
+	return RMPP_FAULT_PASS;
+}
+
+/* The single-threaded test driver stalls while it fills multi-MiB buffers;
+ * a 20 ms RTO floor keeps such stalls from firing timers, so the tests
+ * below see only the repair mechanism under test. */
+static void slow_rto_sender(void)
+{
+	struct rmpp_config cfg = A.cfg;
+	cfg.rto_min_us = 20000;
+	cfg.rto_init_us = 20000;
+	h_ep_fini(&A);
+	h_ep_init(&A, &cfg, 0, 1);
+}
+
+START_TEST(t_drop_3rd_data_of_msg5)
+{
+	slow_rto_sender();
+	struct drop_rule r = {.mop = RMPP_MOP_RDATA, .msn = 5, .nth = 3};
+	rmpp_fault_set_hook(B.ep, drop_nth, &r);
+	for (unsigned i = 0; i < 8; i++)
+		ck_assert_int_eq(h_send(&A, &B, i == 5 ? 2 << 20 : 1000, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 8, 10000));
+	check_clean(&B, 8);
+	h_counters(&A, &ca);
+	ck_assert_uint_eq(r.dropped, 1);
+	/* repaired by RACK (later packets were SACKed), no RTO */
+	ck_assert_uint_ge(ca.retx_fast, 1);
+	ck_assert_uint_eq(ca.rto_expired, 0);
+}
+END_TEST
+
+START_TEST(t_tail_loss)
+{
+	/* one eager message of two packets; drop the last one once */
+	slow_rto_sender();
+	struct drop_rule r = {.mop = RMPP_MOP_EAGER_CONT, .msn = 0, .nth = 1};
+	rmpp_fault_set_hook(B.ep, drop_nth, &r);
+	uint64_t t0 = h_now_us();
+	ck_assert_int_eq(h_send(&A, &B, 12000, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 1, 5000));
+	uint64_t dt = h_now_us() - t0;
+	check_clean(&B, 1);
+	h_counters(&A, &ca);
+	ck_assert_uint_eq(r.dropped, 1);
+	ck_assert_uint_ge(ca.retx_tlp, 1);
+	ck_assert_uint_eq(ca.rto_expired, 0);
+	fprintf(stderr, "tail loss repaired in %llu us (RTO initial %llu us)\n",
+		(unsigned long long)dt, (unsigned long long)A.cfg.rto_init_us);
+}
+END_TEST
+
+START_TEST(t_lost_cts_done)
+{
+	struct drop_rule cts = {.mop = RMPP_MOP_CTS, .msn = 0, .nth = 1};
+	rmpp_fault_set_hook(A.ep, drop_nth, &cts);
+	ck_assert_int_eq(h_send(&A, &B, 1 << 20, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 1, 5000));
+	ck_assert_uint_eq(cts.dropped, 1);
+	struct drop_rule done = {.mop = RMPP_MOP_DONE, .msn = 1, .nth = 1};
+	rmpp_fault_set_hook(A.ep, drop_nth, &done);
+	ck_assert_int_eq(h_send(&A, &B, 1 << 20, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 2, 5000));
+	ck_assert_uint_eq(done.dropped, 1);
+	/* let the duplicate DONE arrive and be acknowledged */
+	struct h_ep *eps[2] = {&A, &B};
+	h_run(eps, 2, NULL, NULL, 50);
+	check_clean(&B, 2);
+	ck_assert_uint_eq(A.tx_ok, 2);
+	h_counters(&B, &cb);
+	h_counters(&A, &ca);
+	/* the receiver repaired its control packets, delivered once */
+	ck_assert_uint_ge(cb.retx_fast + cb.retx_tlp + cb.retx_rto, 2);
+	ck_assert_uint_eq(cb.rx_msgs, 2);
+}
+END_TEST
+
+static int drop_acks(void *arg, const struct rmpp_fault_view *v)
+{
+	struct drop_rule *r = arg;
+	if (v->type == RMPP_PKT_ACK && v->now_us < r->until_us) {
+		r->dropped++;
+		return RMPP_FAULT_DROP;
+	}
+	return RMPP_FAULT_PASS;
+}
+
+START_TEST(t_drop_acks_10ms)
+{
+	struct drop_rule r = {.until_us = h_now_us() + 10000};
+	rmpp_fault_set_hook(A.ep, drop_acks, &r);
+	for (unsigned i = 0; i < 20; i++)
+		ck_assert_int_eq(h_send(&A, &B, 5000, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 20, 10000));
+	check_clean(&B, 20);
+	h_counters(&A, &ca);
+	h_counters(&B, &cb);
+	ck_assert_uint_gt(r.dropped, 0);
+	/* the sender probed/retransmitted; the receiver saw duplicates and
+	 * answered with DSACK, and never delivered twice */
+	ck_assert_uint_gt(ca.retx_tlp + ca.retx_rto, 0);
+	ck_assert_uint_gt(cb.dup_rx, 0);
+	ck_assert_uint_gt(cb.dsack_tx, 0);
+}
+END_TEST
+
+/* ---- credits ------------------------------------------------------------------------ */
+
+START_TEST(t_zero_credit)
+{
+	h_ep_fini(&B);
+	struct rmpp_config cfg;
+	rmpp_config_init(&cfg);
+	cfg.rx_min_credit = 8;
+	cfg.rx_pool = 0;
+	h_ep_init(&B, &cfg, 0, 2);
+	B.defer_seq = 3;
+	B.deferring = true;
+	for (unsigned i = 0; i < 40; i++)
+		ck_assert_int_eq(h_send(&A, &B, 8000, 16), 0);
+	struct h_ep *eps[2] = {&A, &B};
+	h_run(eps, 2, NULL, NULL, 60); /* receiver stopped for 60 ms */
+	ck_assert_uint_eq(B.rx_ok, 3);
+	h_counters(&A, &ca);
+	h_counters(&B, &cb);
+	ck_assert_uint_ge(ca.credit_stalls, 1);
+	ck_assert_uint_ge(ca.probes_tx, 1);
+	ck_assert_uint_ge(cb.rnr_tx, 1);
+	ck_assert_uint_ge(ca.rnr_rx, 1);
+	ck_assert_uint_ge(cb.rx_defers, 1);
+	ck_assert_uint_eq(ca.peers_dead, 0);
+	/* the receiver resumes: everything flows, no deadlock */
+	B.deferring = false;
+	ck_assert_int_eq(rmpp_peer_resume(B.ep, &A.addr), 0);
+	ck_assert(h_run_pair(&A, &B, 40, 10000));
+	check_clean(&B, 40);
+	h_counters(&A, &ca);
+	fprintf(stderr, "zero credit: stalls %llu probes %llu rnr %llu\n",
+		(unsigned long long)ca.credit_stalls, (unsigned long long)ca.probes_tx,
+		(unsigned long long)ca.rnr_rx);
+}
+END_TEST
+
+START_TEST(t_flood_unprogressed_receiver)
+{
+	/* 3000 messages sent while the receiver does not progress at all */
+	for (unsigned i = 0; i < 3000; i++)
+		ck_assert_int_eq(h_send(&A, &B, 500, 16), 0);
+	struct h_ep *only_a[1] = {&A};
+	h_run(only_a, 1, NULL, NULL, 30);
+	ck_assert(h_run_pair(&A, &B, 3000, 20000));
+	check_clean(&B, 3000);
+}
+END_TEST
+
+/* ---- peer failures ------------------------------------------------------------------- */
+
+static bool b_got_some(void *arg)
+{
+	(void)arg;
+	return B.rx_ok >= 1;
+}
+
+START_TEST(t_peer_restart)
+{
+	struct rmpp_config cfg = B.cfg;
+	cfg.send_close = 0; /* crash: no CLOSE */
+	uint16_t port = B.port;
+	h_ep_fini(&B);
+	h_ep_init(&B, &cfg, port, 2);
+	for (unsigned i = 0; i < 6; i++)
+		ck_assert_int_eq(h_send(&A, &B, i == 0 ? 100 : 4 << 20, 16), 0);
+	struct h_ep *eps[2] = {&A, &B};
+	uint32_t old_epoch = rmpp_ep_epoch(B.ep);
+	ck_assert(h_run(eps, 2, b_got_some, NULL, 10000));
+	/* crash B with operations in flight, restart it on the same port */
+	h_ep_fini(&B);
+	h_ep_init(&B, &cfg, port, 2);
+	ck_assert_uint_ne(rmpp_ep_epoch(B.ep), old_epoch);
+	unsigned ok_before = A.tx_ok;
+	h_run(eps, 2, NULL, NULL, 200);
+	h_counters(&A, &ca);
+	fprintf(stderr, "restart: A ok %u failed %u (reset %u), resets_rx %llu\n", A.tx_ok,
+		A.tx_fail, A.tx_fail_reset, (unsigned long long)ca.resets_rx);
+	ck_assert_uint_eq(A.ev_restarted, 1);
+	ck_assert_uint_eq(A.tx_ok + A.tx_fail, 6);
+	ck_assert_uint_ge(A.tx_fail, 1);
+	ck_assert_uint_eq(A.tx_fail_reset, A.tx_fail);
+	ck_assert_uint_ge(A.tx_fail_reset, 4);
+	ck_assert_uint_le(ok_before, A.tx_ok);
+	/* the new incarnation works */
+	A.sent_seq = 0;
+	for (unsigned i = 0; i < 5; i++)
+		ck_assert_int_eq(h_send(&A, &B, i == 2 ? 1 << 20 : 3000, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 5, 10000));
+	check_clean(&B, 5);
+	h_counters(&A, &ca);
+	ck_assert_uint_ge(ca.resets_rx, 1);
+	ck_assert_uint_eq(ca.peers_restarted, 1);
+}
+END_TEST
+
+START_TEST(t_peer_close)
+{
+	ck_assert_int_eq(h_send(&A, &B, 100, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 1, 5000));
+	h_ep_fini(&B); /* sends CLOSE */
+	struct h_ep *eps[1] = {&A};
+	h_run(eps, 1, NULL, NULL, 20);
+	ck_assert_uint_eq(A.ev_closed, 1);
+}
+END_TEST
+
+START_TEST(t_peer_death)
+{
+	h_ep_fini(&A);
+	struct rmpp_config cfg;
+	rmpp_config_init(&cfg);
+	cfg.rto_max_us = 20000;
+	cfg.dead_timeouts = 8;
+	h_ep_init(&A, &cfg, 0, 1);
+	struct rmpp_config bc = B.cfg;
+	bc.send_close = 0;
+	uint16_t port = B.port;
+	h_ep_fini(&B);
+	h_ep_init(&B, &bc, port, 2);
+	ck_assert_int_eq(h_send(&A, &B, 100, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 1, 5000));
+	h_ep_fini(&B); /* dies silently, never comes back */
+	for (unsigned i = 0; i < 3; i++)
+		ck_assert_int_eq(h_send(&A, &B, 1 << 20, 16), 0);
+	uint64_t t0 = h_now_us();
+	struct h_ep *eps[1] = {&A};
+	h_run(eps, 1, NULL, NULL, 1000);
+	ck_assert_uint_eq(A.ev_dead, 1);
+	uint64_t dt = A.ev_time_us - t0;
+	/* bound: sum of the backed-off RTOs, 1+2+4+8+16+20+20+20 ms = 91 ms,
+	 * with generous slack for a loaded 2-core machine */
+	ck_assert_uint_lt(dt, 1000000);
+	ck_assert_uint_eq(A.tx_fail_timeout, 3);
+	h_counters(&A, &ca);
+	ck_assert_uint_eq(ca.peers_dead, 1);
+	ck_assert_int_eq(h_send(&A, &B, 1, 16), -EHOSTUNREACH);
+	fprintf(stderr, "peer declared dead after %llu us\n", (unsigned long long)dt);
+}
+END_TEST
+
+START_TEST(t_wrap_under_loss)
+{
+	h_ep_fini(&A);
+	h_ep_fini(&B);
+	struct rmpp_config cfg;
+	rmpp_config_init(&cfg);
+	cfg.isn = 0xffffffffu - 100;
+	h_ep_init(&A, &cfg, 0, 1);
+	h_ep_init(&B, &cfg, 0, 2);
+	set_faults("drop=0.05,reorder=0.02,seed=81", "drop=0.05,dup=0.02,seed=82");
+	run_workload(150, 30000);
+	ck_assert_uint_gt(cb.fault_drops, 0);
+}
+END_TEST
+
+START_TEST(t_garbage_frames)
+{
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	ck_assert_int_ge(s, 0);
+	struct sockaddr_in to = {.sin_family = AF_INET,
+				 .sin_port = B.addr.u.udp.port,
+				 .sin_addr.s_addr = B.addr.u.udp.ip};
+	uint8_t buf[2000];
+	uint64_t x = 12345;
+	for (int i = 0; i < 500; i++) {
+		size_t len = (size_t)(i * 7) % sizeof(buf);
+		for (size_t k = 0; k < len; k++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			buf[k] = (uint8_t)(x >> 56);
+		}
+		if (i % 3 == 0 && len > 0)
+			buf[0] = (uint8_t)((2 << 4) | 3); /* wrong version */
+		sendto(s, buf, len, 0, (struct sockaddr *)&to, sizeof(to));
+	}
+	close(s);
+	ck_assert_int_eq(h_send(&A, &B, 5000, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 1, 5000));
+	check_clean(&B, 1);
+	h_counters(&B, &cb);
+	ck_assert_uint_ge(cb.malformed_drops + cb.csum_drops, 400);
+}
+END_TEST
+
+/* RMPP_TEST=name runs only the tests whose name contains it. */
+#define ADD(tc, t)                                                                               \
+	do {                                                                                     \
+		const char *f_ = getenv("RMPP_TEST");                                            \
+		if (!f_ || strstr(#t, f_))                                                       \
+			tcase_add_test(tc, t);                                                   \
+	} while (0)
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("rmpp-faults");
+	TCase *tc = tcase_create("faults");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	ADD(tc, t_loss_1pct);
+	ADD(tc, t_loss_10pct);
+	ADD(tc, t_burst_loss);
+	ADD(tc, t_duplication);
+	ADD(tc, t_reorder);
+	ADD(tc, t_reorder_mild);
+	ADD(tc, t_corruption);
+	ADD(tc, t_truncate_pad);
+	ADD(tc, t_drop_3rd_data_of_msg5);
+	ADD(tc, t_tail_loss);
+	ADD(tc, t_lost_cts_done);
+	ADD(tc, t_drop_acks_10ms);
+	ADD(tc, t_zero_credit);
+	ADD(tc, t_flood_unprogressed_receiver);
+	ADD(tc, t_peer_restart);
+	ADD(tc, t_peer_close);
+	ADD(tc, t_peer_death);
+	ADD(tc, t_wrap_under_loss);
+	ADD(tc, t_garbage_frames);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

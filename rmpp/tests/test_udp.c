@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* test_udp.c - two rmpp endpoints over UDP on 127.0.0.1, no faults:
+ * message sizes, ordering, truncation, header-only, wrap, threads. */
+#include "harness.h"
+
+#include <check.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct h_ep A, B;
+
+static void setup(void)
+{
+	h_ep_init(&A, NULL, 0, 1);
+	h_ep_init(&B, NULL, 0, 2);
+}
+
+static void teardown(void)
+{
+	if (getenv("H_VERBOSE")) {
+		h_dump("A", &A);
+		h_dump("B", &B);
+	}
+	h_ep_fini(&A);
+	h_ep_fini(&B);
+}
+
+static void check_clean(struct h_ep *rx, unsigned n)
+{
+	ck_assert_uint_eq(rx->rx_ok, n);
+	ck_assert_uint_eq(rx->rx_fail, 0);
+	ck_assert_uint_eq(rx->order_errors, 0);
+	ck_assert_uint_eq(rx->dup_errors, 0);
+	ck_assert_uint_eq(rx->data_errors, 0);
+	ck_assert_uint_eq(rx->rx_hdr_calls, n);
+}
+
+START_TEST(t_sizes)
+{
+	const uint64_t eager = A.cfg.eager_limit;
+	const uint64_t sizes[] = {0, 1, eager - 1, eager, eager + 1, 1 << 20, 16u << 20};
+	const unsigned n = sizeof(sizes) / sizeof(sizes[0]);
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_int_eq(h_send(&A, &B, sizes[i], 16 + i * 30), 0);
+	ck_assert(h_run_pair(&A, &B, n, 20000));
+	check_clean(&B, n);
+	ck_assert_uint_eq(A.tx_ok, n);
+	struct rmpp_counters ca, cb;
+	h_counters(&A, &ca);
+	h_counters(&B, &cb);
+	ck_assert_uint_eq(ca.eager_msgs, 4);
+	ck_assert_uint_eq(ca.rndv_msgs, 3);
+	ck_assert_uint_eq(cb.rx_msgs, n);
+	ck_assert_uint_eq(cb.malformed_drops + cb.csum_drops, 0);
+	uint64_t total = 0;
+	for (unsigned i = 0; i < n; i++)
+		total += sizes[i];
+	ck_assert_uint_eq(B.rx_bytes, total);
+	/* every payload byte crossed once, plus retransmissions only if the
+	 * kernel dropped datagrams */
+	uint64_t retx = ca.retx_fast + ca.retx_rto + ca.retx_tlp;
+	ck_assert_uint_le(ca.tx_payload_bytes, total + retx * rmpp_ep_mtu(A.ep));
+	ck_assert_uint_ge(ca.tx_payload_bytes, total);
+}
+END_TEST
+
+START_TEST(t_many_small_both_ways)
+{
+	const unsigned n = 3000;
+	for (unsigned i = 0; i < n; i++) {
+		ck_assert_int_eq(h_send(&A, &B, (i * 37) % 3000, 16), 0);
+		ck_assert_int_eq(h_send(&B, &A, (i * 53) % 20000, 40), 0);
+	}
+	struct h_ep *eps[2] = {&A, &B};
+	(void)eps;
+	ck_assert(h_run_pair(&A, &B, n, 20000));
+	ck_assert(h_run_pair(&B, &A, n, 20000));
+	check_clean(&B, n);
+	check_clean(&A, n);
+}
+END_TEST
+
+START_TEST(t_header_only)
+{
+	for (unsigned i = 0; i < 10; i++)
+		ck_assert_int_eq(h_send(&A, &B, 0, RMPP_MAX_HDR), 0);
+	ck_assert(h_run_pair(&A, &B, 10, 5000));
+	check_clean(&B, 10);
+	ck_assert_int_eq(h_send(&A, &B, 0, RMPP_MAX_HDR + 1), -22);
+}
+END_TEST
+
+START_TEST(t_truncate)
+{
+	B.accept_limit = 100000;
+	ck_assert_int_eq(h_send(&A, &B, 1 << 20, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 1, 5000));
+	check_clean(&B, 1);
+	ck_assert_uint_eq(B.last_accepted, 100000);
+	ck_assert_uint_eq(A.tx_last_accepted, 100000);
+	struct rmpp_counters ca;
+	h_counters(&A, &ca);
+	uint64_t retx = ca.retx_fast + ca.retx_rto + ca.retx_tlp;
+	/* only the accepted bytes crossed the wire */
+	ck_assert_uint_le(ca.tx_payload_bytes, 100000 + retx * rmpp_ep_mtu(A.ep));
+	ck_assert_uint_ge(ca.tx_payload_bytes, 100000);
+	/* accept nothing: RTS data only, then DONE */
+	B.accept_limit = 0;
+	uint64_t before = ca.tx_payload_bytes;
+	ck_assert_int_eq(h_send(&A, &B, 4 << 20, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 2, 5000));
+	h_counters(&A, &ca);
+	ck_assert_uint_eq(A.tx_last_accepted, 0);
+	retx = ca.retx_fast + ca.retx_rto + ca.retx_tlp;
+	ck_assert_uint_lt(ca.tx_payload_bytes - before, rmpp_ep_mtu(A.ep) * (1 + retx));
+}
+END_TEST
+
+START_TEST(t_wrap)
+{
+	h_ep_fini(&A);
+	h_ep_fini(&B);
+	struct rmpp_config cfg;
+	rmpp_config_init(&cfg);
+	cfg.isn = 0xffffffffu - 100;
+	h_ep_init(&A, &cfg, 0, 1);
+	h_ep_init(&B, &cfg, 0, 2);
+	for (unsigned i = 0; i < 300; i++)
+		ck_assert_int_eq(h_send(&A, &B, 1000 + i, 16), 0);
+	ck_assert_int_eq(h_send(&A, &B, 2 << 20, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 301, 10000));
+	check_clean(&B, 301);
+}
+END_TEST
+
+/* ---- threads: each endpoint has a blocking progress thread -------------------- */
+
+static atomic_int stop_threads;
+
+static void *progress_thread(void *arg)
+{
+	struct h_ep *h = arg;
+	while (!atomic_load(&stop_threads))
+		rmpp_progress(h->ep, 100);
+	return NULL;
+}
+
+START_TEST(t_threads_blocking)
+{
+	pthread_t ta, tb;
+	atomic_store(&stop_threads, 0);
+	/* spin 0: always block, to test wakeups and timers */
+	pthread_create(&ta, NULL, progress_thread, &A);
+	pthread_create(&tb, NULL, progress_thread, &B);
+	for (unsigned i = 0; i < 200; i++)
+		ck_assert_int_eq(h_send(&A, &B, i % 5 == 0 ? 100000 : 100, 16), 0);
+	uint64_t end = h_now_us() + 10000000;
+	while (h_now_us() < end) {
+		if (B.rx_ok == 200 && A.tx_ok == 200)
+			break;
+		poll(NULL, 0, 1);
+	}
+	atomic_store(&stop_threads, 1);
+	rmpp_wakeup(A.ep);
+	rmpp_wakeup(B.ep);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	check_clean(&B, 200);
+	ck_assert_uint_eq(A.tx_ok, 200);
+}
+END_TEST
+
+START_TEST(t_pollable_fd)
+{
+	int fd = rmpp_ep_fd(B.ep);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(h_send(&A, &B, 10, 16), 0);
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	ck_assert_int_eq(poll(&p, 1, 1000), 1);
+	ck_assert(h_run_pair(&A, &B, 1, 2000));
+	/* once idle, the fd is quiet (timers consumed, no busy loop) */
+	struct h_ep *eps[2] = {&A, &B};
+	h_run(eps, 2, NULL, NULL, 20);
+	rmpp_progress(B.ep, 0);
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	/* config and counters print without crashing */
+	FILE *f = fopen("/dev/null", "w");
+	rmpp_config_print(&A.cfg, f);
+	struct rmpp_counters c;
+	h_counters(&A, &c);
+	rmpp_counters_print(&c, f);
+	fclose(f);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("rmpp-udp");
+	TCase *tc = tcase_create("udp");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, t_sizes);
+	tcase_add_test(tc, t_many_small_both_ways);
+	tcase_add_test(tc, t_header_only);
+	tcase_add_test(tc, t_truncate);
+	tcase_add_test(tc, t_wrap);
+	tcase_add_test(tc, t_threads_blocking);
+	tcase_add_test(tc, t_pollable_fd);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* check_eq.c - event queues (§4.8, §7 EQs): empty, overflow, wrap, waits,
+ * polls and handlers.  Events are produced by puts from the process to
+ * itself (2 per put: SEND_START, SEND_END), over lo and shmem. */
+#include "harness.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+static char sink[64];
+
+struct eqenv {
+	struct h_ctx c;
+	ptl_handle_me_t me;
+	ptl_handle_md_t src;
+	char buf[8];
+};
+
+/* A sink ME (no EQ) on H_PT and a source MD whose events go to `eq`. */
+static void eqenv_open(struct eqenv *e, int mode, ptl_handle_eq_t eq)
+{
+	ptl_handle_ni_t ni = h_open_mode(mode, NULL, NULL);
+	ptl_handle_md_t md;
+	h_ctx_single(&e->c, ni);
+	e->me = h_me_md(
+	    &e->c, H_PT, h_any_id, 1, 0, PTL_RETAIN,
+	    h_md(sink, 8, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, PTL_EQ_NONE),
+	    PTL_RETAIN, &md);
+	e->src = PTL_INVALID_HANDLE;
+	if (eq != PTL_EQ_NONE)
+		e->src = h_bind(&e->c, h_md(e->buf, 8, PTL_MD_THRESH_INF, 0, eq), PTL_RETAIN);
+}
+
+static void eqenv_bind(struct eqenv *e, ptl_handle_eq_t eq)
+{
+	e->src = h_bind(&e->c, h_md(e->buf, 8, PTL_MD_THRESH_INF, 0, eq), PTL_RETAIN);
+}
+
+static void eqenv_put(struct eqenv *e, ptl_hdr_data_t tag)
+{
+	H_OK(PtlPut(e->src, PTL_NO_ACK_REQ, e->c.me, H_PT, 0, 1, 0, tag));
+}
+
+/* Drive the NI until the sink has taken `n` puts in total. */
+static void eqenv_settle(struct eqenv *e, ptl_sr_value_t recv_target)
+{
+	h_wait_sr(&e->c, PTL_SR_RECV_COUNT, recv_target);
+	h_idle(&e->c, 20);
+}
+
+static void eqenv_close(struct eqenv *e)
+{
+	if (e->src != PTL_INVALID_HANDLE)
+		H_OK(PtlMDUnlink(e->src));
+	H_OK(PtlMEUnlink(e->me));
+	h_close(e->c.ni);
+}
+
+/* §7: EMPTY on a fresh EQ and after draining it. */
+START_TEST(eq_empty)
+{
+	struct eqenv e;
+	ptl_handle_ni_t ni;
+	ptl_handle_eq_t eq;
+	ptl_event_t ev;
+
+	ni = h_open_mode(_i, NULL, NULL);
+	H_OK(PtlEQAlloc(ni, 8, PTL_EQ_HANDLER_NONE, &eq));
+	H_RC(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
+	H_OK(PtlEQFree(eq));
+	h_close(ni);
+
+	eqenv_open(&e, _i, PTL_EQ_NONE);
+	H_OK(PtlEQAlloc(e.c.ni, 8, PTL_EQ_HANDLER_NONE, &eq));
+	eqenv_bind(&e, eq);
+	eqenv_put(&e, 1);
+	h_expect(eq, PTL_EVENT_SEND_START, NULL);
+	h_expect(eq, PTL_EVENT_SEND_END, NULL);
+	H_RC(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
+	H_OK(PtlMDUnlink(e.src));
+	e.src = PTL_INVALID_HANDLE;
+	H_OK(PtlEQFree(eq));
+	eqenv_close(&e);
+}
+END_TEST
+
+/* §7: overflow: the first read after the writer lapped the reader returns
+ * PTL_EQ_DROPPED (with an event), then reading continues normally, with
+ * increasing sequence numbers, ending with the newest event. */
+START_TEST(eq_overflow_dropped)
+{
+	struct eqenv e;
+	ptl_handle_eq_t eq;
+	ptl_event_t ev;
+	int rc, n = 0;
+	ptl_seq_t prev = 0;
+	ptl_sr_value_t r0;
+
+	eqenv_open(&e, _i, PTL_EQ_NONE);
+	H_OK(PtlEQAlloc(e.c.ni, 4, PTL_EQ_HANDLER_NONE, &eq));
+	eqenv_bind(&e, eq);
+	r0 = h_sr(&e.c, PTL_SR_RECV_COUNT);
+	for (int i = 0; i < 5; i++) /* 10 events into 4 slots */
+		eqenv_put(&e, (ptl_hdr_data_t)i);
+	eqenv_settle(&e, r0 + 5);
+	rc = PtlEQGet(eq, &ev);
+	H_RC(rc, PTL_EQ_DROPPED);
+	prev = ev.sequence;
+	n = 1;
+	while ((rc = PtlEQGet(eq, &ev)) == PTL_OK) {
+		H_TRUE((int32_t)(ev.sequence - prev) > 0);
+		prev = ev.sequence;
+		n++;
+	}
+	H_RC(rc, PTL_EQ_EMPTY);
+	H_LE(n, 4);
+	H_EVKIND(ev, PTL_EVENT_SEND_END);
+	H_EQ(ev.hdr_data, 4); /* the newest event survived */
+	H_TRUE(h_sr(&e.c, PTL_SR_EQ_DROPPED) >= 6);
+	/* normal operation afterwards */
+	eqenv_put(&e, 9);
+	h_expect(eq, PTL_EVENT_SEND_START, &ev);
+	H_EQ(ev.hdr_data, 9);
+	h_expect(eq, PTL_EVENT_SEND_END, &ev);
+	H_RC(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
+	H_OK(PtlMDUnlink(e.src));
+	e.src = PTL_INVALID_HANDLE;
+	H_OK(PtlEQFree(eq));
+	eqenv_close(&e);
+}
+END_TEST
+
+/* PtlEQAlloc rounds the count up to a power of two: 5 holds 8 events. */
+START_TEST(eq_rounds_power_of_two)
+{
+	struct eqenv e;
+	ptl_handle_eq_t eq;
+	ptl_event_t ev;
+	ptl_sr_value_t r0;
+
+	eqenv_open(&e, _i, PTL_EQ_NONE);
+	H_OK(PtlEQAlloc(e.c.ni, 5, PTL_EQ_HANDLER_NONE, &eq));
+	eqenv_bind(&e, eq);
+	r0 = h_sr(&e.c, PTL_SR_RECV_COUNT);
+	for (int i = 0; i < 4; i++)
+		eqenv_put(&e, (ptl_hdr_data_t)i);
+	eqenv_settle(&e, r0 + 4);
+	for (int i = 0; i < 8; i++) {
+		H_OK(PtlEQGet(eq, &ev));
+		H_EVKIND(ev, i % 2 ? PTL_EVENT_SEND_END : PTL_EVENT_SEND_START);
+		H_EQ(ev.hdr_data, i / 2);
+	}
+	H_RC(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
+	H_OK(PtlMDUnlink(e.src));
+	e.src = PTL_INVALID_HANDLE;
+	H_OK(PtlEQFree(eq));
+	eqenv_close(&e);
+}
+END_TEST
+
+/* §7: sequence wrap: 600 events through a 4-slot ring, read as they come:
+ * never DROPPED, sequence always increasing by the same step. */
+START_TEST(eq_sequence_wrap)
+{
+	struct eqenv e;
+	ptl_handle_eq_t eq;
+	ptl_event_t ev;
+	ptl_seq_t prev = 0;
+	int first = 1;
+
+	eqenv_open(&e, _i, PTL_EQ_NONE);
+	H_OK(PtlEQAlloc(e.c.ni, 4, PTL_EQ_HANDLER_NONE, &eq));
+	eqenv_bind(&e, eq);
+	for (int i = 0; i < 300; i++) {
+		eqenv_put(&e, (ptl_hdr_data_t)i);
+		for (int k = 0; k < 2; k++) {
+			h_expect(eq, k ? PTL_EVENT_SEND_END : PTL_EVENT_SEND_START, &ev);
+			H_EQ(ev.hdr_data, i);
+			if (!first)
+				H_EQ((ptl_seq_t)(ev.sequence - prev), 1);
+			first = 0;
+			prev = ev.sequence;
+		}
+	}
+	H_RC(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
+	H_OK(PtlMDUnlink(e.src));
+	e.src = PTL_INVALID_HANDLE;
+	H_OK(PtlEQFree(eq));
+	eqenv_close(&e);
+}
+END_TEST
+
+struct delayed {
+	struct eqenv *e;
+	unsigned ms;
+};
+
+static void *delayed_put(void *arg)
+{
+	struct delayed *d = arg;
+	usleep(d->ms * 1000);
+	eqenv_put(d->e, 5);
+	return NULL;
+}
+
+/* §7: PtlEQWait blocks until an event arrives (posted from another thread). */
+START_TEST(eq_wait_blocks)
+{
+	struct eqenv e;
+	ptl_handle_eq_t eq;
+	ptl_event_t ev;
+	pthread_t th;
+	struct delayed d = {&e, 300};
+	uint64_t t0, dt;
+
+	eqenv_open(&e, _i, PTL_EQ_NONE);
+	H_OK(PtlEQAlloc(e.c.ni, 8, PTL_EQ_HANDLER_NONE, &eq));
+	eqenv_bind(&e, eq);
+	t0 = h_now_ms();
+	H_TRUE(pthread_create(&th, NULL, delayed_put, &d) == 0);
+	H_OK(PtlEQWait(eq, &ev));
+	dt = h_now_ms() - t0;
+	pthread_join(th, NULL);
+	H_EVKIND(ev, PTL_EVENT_SEND_START);
+	H_EQ(ev.hdr_data, 5);
+	H_TRUE(dt >= 250);
+	H_OK(PtlEQWait(eq, &ev));
+	H_EVKIND(ev, PTL_EVENT_SEND_END);
+	H_RC(PtlEQWait(PTL_INVALID_HANDLE, &ev), PTL_EQ_INVALID);
+	H_RC(PtlEQWait(eq, NULL), PTL_SEGV);
+	H_OK(PtlMDUnlink(e.src));
+	e.src = PTL_INVALID_HANDLE;
+	H_OK(PtlEQFree(eq));
+	eqenv_close(&e);
+}
+END_TEST
+
+/* §7: PtlEQPoll with timeout 0 checks once; with T waits about T ms. */
+START_TEST(eq_poll_timeout)
+{
+	ptl_handle_ni_t ni = h_open_mode(_i, NULL, NULL);
+	ptl_handle_eq_t eq;
+	ptl_event_t ev;
+	int which = 7;
+	uint64_t t0, dt;
+
+	H_OK(PtlEQAlloc(ni, 8, PTL_EQ_HANDLER_NONE, &eq));
+	t0 = h_now_ms();
+	H_RC(PtlEQPoll(&eq, 1, 0, &ev, &which), PTL_EQ_EMPTY);
+	dt = h_now_ms() - t0;
+	H_TRUE(dt < 100);
+	t0 = h_now_ms();
+	H_RC(PtlEQPoll(&eq, 1, 300, &ev, &which), PTL_EQ_EMPTY);
+	dt = h_now_ms() - t0;
+	if (dt < 290 || dt > 3000)
+		h_fail(__FILE__, __LINE__, "PtlEQPoll(timeout 300) returned after %llu ms",
+		       (unsigned long long)dt);
+	H_OK(PtlEQFree(eq));
+	h_close(ni);
+}
+END_TEST
+
+/* §7: PtlEQPoll reports which EQ, checking them in array order. */
+START_TEST(eq_poll_which)
+{
+	struct eqenv e;
+	ptl_handle_eq_t eqs[3];
+	ptl_handle_md_t m1, m2;
+	ptl_event_t ev;
+	int which = -1;
+	ptl_sr_value_t r0;
+
+	eqenv_open(&e, _i, PTL_EQ_NONE);
+	for (int i = 0; i < 3; i++)
+		H_OK(PtlEQAlloc(e.c.ni, 8, PTL_EQ_HANDLER_NONE, &eqs[i]));
+	m2 = h_bind(&e.c, h_md(e.buf, 8, PTL_MD_THRESH_INF, 0, eqs[2]), PTL_RETAIN);
+	m1 = h_bind(&e.c, h_md(e.buf, 8, PTL_MD_THRESH_INF, 0, eqs[1]), PTL_RETAIN);
+	r0 = h_sr(&e.c, PTL_SR_RECV_COUNT);
+	H_OK(PtlPut(m2, PTL_NO_ACK_REQ, e.c.me, H_PT, 0, 1, 0, 2));
+	eqenv_settle(&e, r0 + 1);
+	H_OK(PtlEQPoll(eqs, 3, 1000, &ev, &which));
+	H_EQ(which, 2);
+	H_EQ(ev.hdr_data, 2);
+	H_OK(PtlPut(m1, PTL_NO_ACK_REQ, e.c.me, H_PT, 0, 1, 0, 1));
+	eqenv_settle(&e, r0 + 2);
+	/* eq 1 and eq 2 both hold events: array order picks eq 1 */
+	H_OK(PtlEQPoll(eqs, 3, 1000, &ev, &which));
+	H_EQ(which, 1);
+	H_EQ(ev.hdr_data, 1);
+	H_OK(PtlEQPoll(eqs, 3, 1000, &ev, &which));
+	H_EQ(which, 1);
+	H_OK(PtlEQPoll(eqs, 3, 1000, &ev, &which));
+	H_EQ(which, 2);
+	H_EVKIND(ev, PTL_EVENT_SEND_END);
+	H_RC(PtlEQPoll(eqs, 3, 0, &ev, &which), PTL_EQ_EMPTY);
+	H_OK(PtlMDUnlink(m1));
+	H_OK(PtlMDUnlink(m2));
+	for (int i = 0; i < 3; i++)
+		H_OK(PtlEQFree(eqs[i]));
+	eqenv_close(&e);
+}
+END_TEST
+
+/* §7: PtlEQPoll size <= 0 -> PTL_EQ_INVALID (and bad handles in the array). */
+START_TEST(eq_poll_size_invalid)
+{
+	ptl_handle_ni_t ni = h_open_mode(_i, NULL, NULL);
+	ptl_handle_eq_t eqs[2];
+	ptl_event_t ev;
+	int which;
+
+	H_OK(PtlEQAlloc(ni, 8, PTL_EQ_HANDLER_NONE, &eqs[0]));
+	H_RC(PtlEQPoll(eqs, 0, 0, &ev, &which), PTL_EQ_INVALID);
+	H_RC(PtlEQPoll(eqs, -1, 0, &ev, &which), PTL_EQ_INVALID);
+	H_RC(PtlEQPoll(eqs, -2147483647 - 1, 0, &ev, &which), PTL_EQ_INVALID);
+	eqs[1] = PTL_INVALID_HANDLE;
+	H_RC(PtlEQPoll(eqs, 2, 0, &ev, &which), PTL_EQ_INVALID);
+	H_RC(PtlEQPoll(eqs, 1, 0, NULL, &which), PTL_SEGV);
+	H_RC(PtlEQPoll(eqs, 1, 0, &ev, NULL), PTL_SEGV);
+	H_RC(PtlEQPoll(NULL, 1, 0, &ev, &which), PTL_SEGV);
+	H_OK(PtlEQFree(eqs[0]));
+	h_close(ni);
+}
+END_TEST
+
+static atomic_int handler_calls;
+static atomic_int handler_bad;
+static void count_handler(ptl_event_t *ev)
+{
+	if (ev->type != PTL_EVENT_SEND_START && ev->type != PTL_EVENT_SEND_END)
+		atomic_fetch_add(&handler_bad, 1);
+	atomic_fetch_add(&handler_calls, 1);
+}
+
+/* §7: the handler runs once per event; DECISION: at enqueue, and the event
+ * also stays in the EQ. */
+START_TEST(eq_handler_once)
+{
+	struct eqenv e;
+	ptl_handle_eq_t eq;
+	int cnt[PTL_EVENT_KIND_MAX];
+
+	atomic_store(&handler_calls, 0);
+	eqenv_open(&e, _i, PTL_EQ_NONE);
+	H_OK(PtlEQAlloc(e.c.ni, 64, count_handler, &eq));
+	eqenv_bind(&e, eq);
+	for (int i = 0; i < 5; i++)
+		eqenv_put(&e, (ptl_hdr_data_t)i);
+	h_collect(eq, 10, cnt);
+	H_EQ(cnt[PTL_EVENT_SEND_START], 5);
+	H_EQ(cnt[PTL_EVENT_SEND_END], 5);
+	h_idle(&e.c, 50);
+	H_EQ(atomic_load(&handler_calls), 10);
+	H_EQ(atomic_load(&handler_bad), 0);
+	H_OK(PtlMDUnlink(e.src));
+	e.src = PTL_INVALID_HANDLE;
+	H_OK(PtlEQFree(eq));
+	eqenv_close(&e);
+	H_EQ(atomic_load(&handler_calls), 10);
+}
+END_TEST
+
+/* §7: PtlEQFree of a bad or stale handle -> PTL_EQ_INVALID. */
+START_TEST(eq_free_bad_handle)
+{
+	ptl_handle_ni_t ni = h_open_mode(_i, NULL, NULL);
+	ptl_handle_eq_t eq, eq2;
+	ptl_event_t ev;
+	ptl_handle_me_t me;
+	ptl_handle_md_t md;
+
+	H_RC(PtlEQFree(PTL_INVALID_HANDLE), PTL_EQ_INVALID);
+	H_RC(PtlEQFree(PTL_EQ_NONE), PTL_EQ_INVALID);
+	H_RC(PtlEQFree(ni), PTL_EQ_INVALID); /* an NI handle is not an EQ */
+	H_OK(PtlEQAlloc(ni, 8, PTL_EQ_HANDLER_NONE, &eq));
+	H_OK(PtlEQFree(eq));
+	H_RC(PtlEQFree(eq), PTL_EQ_INVALID);
+	H_RC(PtlEQGet(eq, &ev), PTL_EQ_INVALID);
+	H_OK(PtlEQAlloc(ni, 8, PTL_EQ_HANDLER_NONE, &eq2));
+	H_RC(PtlEQFree(eq), PTL_EQ_INVALID); /* slot reused: stale stays invalid */
+	/* an MD naming a freed EQ is refused */
+	H_OK(PtlMEAttach(ni, H_PT, h_any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me));
+	int rc = PtlMDAttach(me, h_md(sink, 8, 1, PTL_MD_OP_PUT, eq), PTL_RETAIN, &md);
+	if (rc != PTL_EQ_INVALID && rc != PTL_MD_ILLEGAL)
+		h_fail(__FILE__, __LINE__,
+		       "PtlMDAttach with a freed EQ returned %d (%s), expected "
+		       "PTL_EQ_INVALID or PTL_MD_ILLEGAL",
+		       rc, h_rcstr(rc));
+	H_OK(PtlMEUnlink(me));
+	H_OK(PtlEQFree(eq2));
+	h_close(ni);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("eq");
+	TCase *tc = tcase_create("eq");
+	tcase_set_timeout(tc, 60);
+	H_ADD(tc, eq_empty);
+	H_ADD(tc, eq_overflow_dropped);
+	H_ADD(tc, eq_rounds_power_of_two);
+	H_ADD(tc, eq_sequence_wrap);
+	H_ADD(tc, eq_wait_blocks);
+	H_ADD(tc, eq_poll_timeout);
+	H_ADD(tc, eq_poll_which);
+	H_ADD(tc, eq_poll_size_invalid);
+	H_ADD(tc, eq_handler_once);
+	H_ADD(tc, eq_free_bad_handle);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return h_main(suite());
+}

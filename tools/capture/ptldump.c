@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ptldump - decode rmpp and Portals headers from a pcap file or a live
+ * capture (libpcap): one line per frame and a protocol summary.
+ *
+ *   ptldump [-r FILE | -i IFACE [-c COUNT] [-t SECONDS]] [-p PORT[-PORT]]
+ *           [-F] [-q] [-a]
+ *
+ * Frames are rmpp over raw Ethernet (EtherType 0x88B5, optionally behind one
+ * 802.1Q tag) or over UDP/IPv4 (any port, or the -p range).  Decoding uses
+ * the library's own parsers (rmpp_pkt_parse, p3_hdr_unpack), so ptldump
+ * shows exactly what the stack would accept; malformed frames are printed
+ * with the parser's reason.  -F prints one "name=value" record per frame in
+ * the field order of the Wireshark dissector (tools/wireshark/p3stack.lua),
+ * for field-by-field comparison with tshark.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pcap/pcap.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nal.h"
+#include "rmpp_wire.h"
+
+#define PD_ETHERTYPE_RMPP 0x88B5
+#define PD_MAX_FLOWS 256
+#define PD_PSN_TRACK 8192 /* per flow: first-transmission times of recent PSNs */
+
+struct pd_flow {
+	char key[96];             /* "src>dst ep a>b" */
+	uint32_t psn_seen[PD_PSN_TRACK]; /* psn + 1 (0 = empty) */
+	double psn_time[PD_PSN_TRACK];
+	unsigned long data_pkts, retx, repair_samples;
+	double repair_min, repair_max, repair_sum;
+	unsigned zero_credit;
+	unsigned min_credit;
+};
+
+struct pd_summary {
+	unsigned long frames, rmpp, malformed, other;
+	unsigned long by_type[RMPP_PKT_MAX + 1];
+	unsigned long by_mop[RMPP_MOP_MAX + 1];
+	unsigned long retx_flag, sack_blocks, dsack, crc_frames, ptl_by_type[6];
+	unsigned long malformed_by_err[16];
+	struct pd_flow *flows[PD_MAX_FLOWS];
+	int nflows;
+};
+
+static struct pd_summary pd_sum;
+
+/* Portals message type names, from nal.h's list. */
+static const char *pd_ptl_type_name(unsigned type)
+{
+	switch (type) {
+#define PD_PTL_NAME(name, v)                                                                      \
+	case v:                                                                                  \
+		return #name;
+		P3_MSG_TYPES(PD_PTL_NAME)
+#undef PD_PTL_NAME
+	}
+	return "?";
+}
+static int pd_fields_mode, pd_quiet, pd_all;
+static int pd_port_lo = -1, pd_port_hi = -1;
+static pcap_t *pd_pcap;
+
+static void pd_on_signal(int sig)
+{
+	(void)sig;
+	if (pd_pcap)
+		pcap_breakloop(pd_pcap);
+}
+
+static struct pd_flow *pd_flow_get(const char *key)
+{
+	for (int i = 0; i < pd_sum.nflows; i++)
+		if (!strcmp(pd_sum.flows[i]->key, key))
+			return pd_sum.flows[i];
+	if (pd_sum.nflows == PD_MAX_FLOWS)
+		return NULL;
+	struct pd_flow *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	snprintf(f->key, sizeof(f->key), "%s", key);
+	f->min_credit = UINT32_MAX;
+	pd_sum.flows[pd_sum.nflows++] = f;
+	return f;
+}
+
+/* Track first transmissions per PSN so a retransmission's repair delay
+ * (time since the original) can be reported: a fast retransmit shows up as
+ * about one RTT, an RTO-driven one as >= the RTO. */
+static void pd_flow_data(struct pd_flow *f, const struct rmpp_pkt *p, double t)
+{
+	uint32_t slot = p->psn % PD_PSN_TRACK;
+	f->data_pkts++;
+	if (f->psn_seen[slot] == p->psn + 1) {
+		double d = t - f->psn_time[slot];
+		f->retx++;
+		if (!f->repair_samples || d < f->repair_min)
+			f->repair_min = d;
+		if (d > f->repair_max)
+			f->repair_max = d;
+		f->repair_sum += d;
+		f->repair_samples++;
+	} else {
+		f->psn_seen[slot] = p->psn + 1;
+		f->psn_time[slot] = t;
+	}
+}
+
+static void pd_flags_str(unsigned flags, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+#define PD_FLAG(name, v)                                                                          \
+	if ((flags & (v)) && n < len)                                                            \
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "|" : "", #name);
+	RMPP_PKT_FLAGS(PD_FLAG)
+#undef PD_FLAG
+	if (!n)
+		snprintf(buf, len, "-");
+}
+
+/* The field list shared with tools/wireshark/p3stack.lua (same names, same
+ * order, decimal values) so a capture can be compared field by field. */
+static void pd_print_fields(unsigned long frame, const struct rmpp_pkt *p, const struct p3_hdr *h)
+{
+	printf("frame=%lu version=%u type=%u flags=%u payload_len=%u dst_ep=%u src_ep=%u "
+	       "src_epoch=%u dst_epoch=%u psn=%u ack_psn=%u credit=%u ext_words=%u sack_n=%u "
+	       "tsval=%u tsecr=%u crc=%u",
+	       frame, p->version, p->type, p->flags, p->payload_len, p->dst_ep, p->src_ep,
+	       p->src_epoch, p->dst_epoch, p->psn, p->ack_psn, p->credit, p->ext_words, p->sack_n,
+	       p->tsval, p->tsecr, p->crc);
+	for (unsigned i = 0; i < p->sack_n; i++)
+		printf(" sack_start=%u sack_end=%u", p->sack[i].start, p->sack[i].end);
+	if (p->flags & RMPP_F_MSG)
+		printf(" msn=%u mop=%u mflags=%u ptlhdr_len=%u msg_len=%u offset=%u arg=%u handle=%u",
+		       p->m.msn, p->m.mop, p->m.mflags, p->m.ptlhdr_len, p->m.msg_len, p->m.offset,
+		       p->m.arg, p->m.handle);
+	if (p->type == RMPP_PKT_HELLO || p->type == RMPP_PKT_HELLO_ACK)
+		printf(" hello_magic=%u hello_mtu=%u hello_flags=%u", p->hello.magic, p->hello.mtu,
+		       p->hello.hflags);
+	if (h)
+		printf(" ptl_type=%u ptl_src_nid=%u ptl_src_pid=%u ptl_dst_nid=%u ptl_dst_pid=%u "
+		       "ptl_uid=%u ptl_jid=%u ptl_pt=%u ptl_ac=%u ptl_md=%u ptl_match_bits=%" PRIu64
+		       " ptl_hdr_data=%" PRIu64 " ptl_remote_offset=%" PRIu64 " ptl_rlength=%" PRIu64
+		       " ptl_mlength=%" PRIu64 " ptl_payload_len=%" PRIu64 " ptl_md_offset=%" PRIu64,
+		       h->type, h->src.nid, h->src.pid, h->dst.nid, h->dst.pid, h->src_uid, h->src_jid,
+		       h->pt_index, h->ac_index, h->md_handle, (uint64_t)h->match_bits,
+		       (uint64_t)h->hdr_data, h->remote_offset, h->rlength, h->mlength,
+		       h->payload_len, h->md_offset);
+	printf(" data_len=%u\n", p->data_len);
+}
+
+static void pd_print_line(unsigned long frame, double t, const char *link, const char *addrs,
+			  const struct rmpp_pkt *p, const struct p3_hdr *h)
+{
+	char fl[96];
+	pd_flags_str(p->flags, fl, sizeof(fl));
+	printf("%6lu %11.6f %-5s %s %-9s %s ep %u>%u epoch %08x>%08x psn %u ack %u cr %u len %u",
+	       frame, t, link, addrs, rmpp_pkt_type_name(p->type), fl, p->src_ep, p->dst_ep,
+	       p->src_epoch, p->dst_epoch, p->psn, p->ack_psn, p->credit, p->payload_len);
+	for (unsigned i = 0; i < p->sack_n; i++)
+		printf(" sack[%u,%u)", p->sack[i].start, p->sack[i].end);
+	if (p->flags & RMPP_F_MSG)
+		printf(" | msn %u %s off %u/%u arg %u h %u", p->m.msn, rmpp_mop_name(p->m.mop),
+		       p->m.offset, p->m.msg_len, p->m.arg, p->m.handle);
+	if (p->type == RMPP_PKT_HELLO || p->type == RMPP_PKT_HELLO_ACK)
+		printf(" | mtu %u flags %#x", p->hello.mtu, p->hello.hflags);
+	if (h)
+		printf(" | %s %u:%u>%u:%u pt %u ac %u mb %#" PRIx64 " rlen %" PRIu64 " mlen %" PRIu64
+		       " roff %" PRIu64 " hdata %#" PRIx64,
+		       pd_ptl_type_name(h->type), h->src.nid, h->src.pid, h->dst.nid, h->dst.pid,
+		       h->pt_index, h->ac_index, (uint64_t)h->match_bits, h->rlength, h->mlength,
+		       h->remote_offset, (uint64_t)h->hdr_data);
+	printf("\n");
+}
+
+static void pd_rmpp(unsigned long frame, double t, const char *link, const char *addrs,
+		    const uint8_t *buf, size_t len)
+{
+	struct rmpp_pkt p;
+	int err = rmpp_pkt_parse(buf, len, RMPP_PARSE_VERIFY_CRC, &p);
+	if (err) {
+		pd_sum.malformed++;
+		if (-err < 16)
+			pd_sum.malformed_by_err[-err]++;
+		if (!pd_fields_mode && !pd_quiet)
+			printf("%6lu %11.6f %-5s %s MALFORMED (%s) %zu bytes\n", frame, t, link, addrs,
+			       rmpp_parse_err_str(err), len);
+		return;
+	}
+	pd_sum.rmpp++;
+	if (p.type <= RMPP_PKT_MAX)
+		pd_sum.by_type[p.type]++;
+	if (p.flags & RMPP_F_RETX)
+		pd_sum.retx_flag++;
+	if (p.flags & RMPP_F_DSACK)
+		pd_sum.dsack++;
+	if (p.flags & RMPP_F_CRC)
+		pd_sum.crc_frames++;
+	pd_sum.sack_blocks += p.sack_n;
+	struct p3_hdr h, *hp = NULL;
+	if (p.flags & RMPP_F_MSG) {
+		if (p.m.mop <= RMPP_MOP_MAX)
+			pd_sum.by_mop[p.m.mop]++;
+		if (p.m.ptlhdr_len == P3_HDR_WIRE_LEN &&
+		    p3_hdr_unpack(p.ptlhdr, p.m.ptlhdr_len, &h) == 0) {
+			hp = &h;
+			if (h.type < 6)
+				pd_sum.ptl_by_type[h.type]++;
+		}
+	}
+	char key[96];
+	snprintf(key, sizeof(key), "%s ep %u>%u", addrs, p.src_ep, p.dst_ep);
+	struct pd_flow *f = pd_flow_get(key);
+	if (f) {
+		if (p.type == RMPP_PKT_DATA)
+			pd_flow_data(f, &p, t);
+		if (p.flags & RMPP_F_ACK_VALID) {
+			if (p.credit < f->min_credit)
+				f->min_credit = p.credit;
+			if (p.credit == 0)
+				f->zero_credit++;
+		}
+	}
+	if (pd_fields_mode)
+		pd_print_fields(frame, &p, hp);
+	else if (!pd_quiet)
+		pd_print_line(frame, t, link, addrs, &p, hp);
+}
+
+static void pd_packet(u_char *user, const struct pcap_pkthdr *ph, const u_char *d)
+{
+	static double t0 = -1;
+	(void)user;
+	double t = (double)ph->ts.tv_sec + (double)ph->ts.tv_usec / 1e6;
+	if (t0 < 0)
+		t0 = t;
+	unsigned long frame = ++pd_sum.frames;
+	size_t len = ph->caplen;
+	if (len < 14) {
+		pd_sum.other++;
+		return;
+	}
+	unsigned type = (unsigned)(d[12] << 8 | d[13]);
+	size_t off = 14;
+	if (type == 0x8100 && len >= 18) {
+		type = (unsigned)(d[16] << 8 | d[17]);
+		off = 18;
+	}
+	char addrs[80];
+	if (type == PD_ETHERTYPE_RMPP) {
+		snprintf(addrs, sizeof(addrs), "%02x:%02x:%02x:%02x:%02x:%02x>%02x:%02x:%02x:%02x:%02x:%02x",
+			 d[6], d[7], d[8], d[9], d[10], d[11], d[0], d[1], d[2], d[3], d[4], d[5]);
+		pd_rmpp(frame, t - t0, "ether", addrs, d + off, len - off);
+		return;
+	}
+	if (type == 0x0800 && len >= off + 20) {
+		const u_char *ip = d + off;
+		size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
+		unsigned ip_total = (unsigned)(ip[2] << 8 | ip[3]);
+		if (ip[9] == 17 && ihl >= 20 && len >= off + ihl + 8) {
+			const u_char *udp = ip + ihl;
+			unsigned sport = (unsigned)(udp[0] << 8 | udp[1]);
+			unsigned dport = (unsigned)(udp[2] << 8 | udp[3]);
+			unsigned ulen = (unsigned)(udp[4] << 8 | udp[5]);
+			int in_range = pd_port_lo < 0 ||
+				       ((int)sport >= pd_port_lo && (int)sport <= pd_port_hi) ||
+				       ((int)dport >= pd_port_lo && (int)dport <= pd_port_hi);
+			size_t plen = len - off - ihl - 8;
+			if (ulen >= 8 && ulen - 8 < plen)
+				plen = ulen - 8;
+			if (ip_total && ip_total >= ihl + 8 && ip_total - ihl - 8 < plen)
+				plen = ip_total - ihl - 8;
+			/* Without -p, only what looks like rmpp (version nibble 1). */
+			if (in_range && (pd_port_lo >= 0 || (plen > 0 && (udp[8] >> 4) == RMPP_WIRE_VERSION))) {
+				snprintf(addrs, sizeof(addrs), "%u.%u.%u.%u:%u>%u.%u.%u.%u:%u", ip[12], ip[13],
+					 ip[14], ip[15], sport, ip[16], ip[17], ip[18], ip[19], dport);
+				pd_rmpp(frame, t - t0, "udp", addrs, udp + 8, plen);
+				return;
+			}
+		}
+	}
+	pd_sum.other++;
+	if (pd_all && !pd_fields_mode && !pd_quiet)
+		printf("%6lu %11.6f other ethertype %#06x %zu bytes\n", frame, t - t0, type, len);
+}
+
+static void pd_print_summary(void)
+{
+	FILE *o = pd_fields_mode ? stderr : stdout;
+	fprintf(o, "# summary: %lu frames, %lu rmpp, %lu malformed, %lu other\n", pd_sum.frames,
+		pd_sum.rmpp, pd_sum.malformed, pd_sum.other);
+	fprintf(o, "# packets:");
+	for (unsigned i = 1; i <= RMPP_PKT_MAX; i++)
+		if (pd_sum.by_type[i])
+			fprintf(o, " %s %lu", rmpp_pkt_type_name(i), pd_sum.by_type[i]);
+	fprintf(o, "\n# message ops:");
+	for (unsigned i = 1; i <= RMPP_MOP_MAX; i++)
+		if (pd_sum.by_mop[i])
+			fprintf(o, " %s %lu", rmpp_mop_name(i), pd_sum.by_mop[i]);
+	fprintf(o, "\n# portals:");
+	for (unsigned i = 1; i < 6; i++)
+		if (pd_sum.ptl_by_type[i])
+			fprintf(o, " %s %lu", pd_ptl_type_name(i), pd_sum.ptl_by_type[i]);
+	fprintf(o, "\n# retransmissions (RETX flag) %lu, SACK blocks %lu, DSACKs %lu, CRC32C frames %lu\n",
+		pd_sum.retx_flag, pd_sum.sack_blocks, pd_sum.dsack, pd_sum.crc_frames);
+	for (int i = 1; i < 16; i++)
+		if (pd_sum.malformed_by_err[i])
+			fprintf(o, "# malformed: %lu x %s\n", pd_sum.malformed_by_err[i],
+				rmpp_parse_err_str(-i));
+	for (int i = 0; i < pd_sum.nflows; i++) {
+		struct pd_flow *f = pd_sum.flows[i];
+		fprintf(o, "# flow %s: %lu data, %lu retransmitted", f->key, f->data_pkts, f->retx);
+		if (f->repair_samples)
+			fprintf(o, " (repair delay min %.3f ms avg %.3f ms max %.3f ms)",
+				f->repair_min * 1e3, f->repair_sum / (double)f->repair_samples * 1e3,
+				f->repair_max * 1e3);
+		if (f->min_credit != UINT32_MAX)
+			fprintf(o, ", credit min %u, zero-credit acks %u", f->min_credit, f->zero_credit);
+		fprintf(o, "\n");
+	}
+}
+
+static void pd_usage(FILE *o)
+{
+	fprintf(o, "usage: ptldump [-r FILE | -i IFACE [-c COUNT] [-t SECONDS]] [-p PORT[-PORT]]\n"
+		   "               [-F] [-q] [-a]\n"
+		   "  -r FILE   read a pcap file          -i IFACE  capture live\n"
+		   "  -c COUNT  stop after COUNT frames   -t SEC    stop after SEC seconds (live)\n"
+		   "  -p PORTS  UDP port or range carrying rmpp (default: any UDP that parses)\n"
+		   "  -F        one name=value record per frame (fields of the Wireshark dissector)\n"
+		   "  -q        summary only              -a        also list non-rmpp frames\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *file = NULL, *iface = NULL;
+	int count = -1, secs = 0, c;
+	while ((c = getopt(argc, argv, "r:i:c:t:p:Fqah")) != -1) {
+		switch (c) {
+		case 'r': file = optarg; break;
+		case 'i': iface = optarg; break;
+		case 'c': count = atoi(optarg); break;
+		case 't': secs = atoi(optarg); break;
+		case 'p':
+			if (sscanf(optarg, "%d-%d", &pd_port_lo, &pd_port_hi) == 1)
+				pd_port_hi = pd_port_lo;
+			if (pd_port_lo < 0 || pd_port_hi < pd_port_lo || pd_port_hi > 65535) {
+				fprintf(stderr, "ptldump: -p wants PORT or LO-HI, got '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'F': pd_fields_mode = 1; break;
+		case 'q': pd_quiet = 1; break;
+		case 'a': pd_all = 1; break;
+		case 'h': pd_usage(stdout); return 0;
+		default: pd_usage(stderr); return 2;
+		}
+	}
+	if (!!file == !!iface) {
+		fprintf(stderr, "ptldump: give exactly one of -r FILE or -i IFACE\n");
+		pd_usage(stderr);
+		return 2;
+	}
+	char err[PCAP_ERRBUF_SIZE];
+	pd_pcap = file ? pcap_open_offline(file, err) : pcap_open_live(iface, 65535, 1, 10, err);
+	if (!pd_pcap) {
+		fprintf(stderr, "ptldump: %s: %s\n", file ? file : iface, err);
+		return 1;
+	}
+	if (pcap_datalink(pd_pcap) != DLT_EN10MB) {
+		fprintf(stderr, "ptldump: %s: link type %s is not Ethernet (use an interface or capture "
+				"with Ethernet framing; on loopback 'lo' is fine)\n",
+			file ? file : iface, pcap_datalink_val_to_name(pcap_datalink(pd_pcap)));
+		return 1;
+	}
+	signal(SIGINT, pd_on_signal);
+	signal(SIGTERM, pd_on_signal);
+	if (secs > 0) {
+		signal(SIGALRM, pd_on_signal);
+		alarm((unsigned)secs);
+	}
+	int rc = pcap_loop(pd_pcap, count, pd_packet, NULL);
+	if (rc == PCAP_ERROR) {
+		fprintf(stderr, "ptldump: %s\n", pcap_geterr(pd_pcap));
+		return 1;
+	}
+	pd_print_summary();
+	pcap_close(pd_pcap);
+	return 0;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* pmi_probe.c - the runtime's PMI bootstrap under a real launcher (hydra's
+ * mpiexec), without the rest of the library: PtlSetRank(-1, -1), exchange
+ * a made-up id {1000 + rank, 2000 + rank}, check every rank's id, twice
+ * (with p3_runtime_reset in between, as PtlFini + PtlInit would).
+ * Prints "probe: rank R of N jid J round K ok" per round; exit 0 on success. */
+#include "config.h"
+
+#include "rt_stubs.h"
+#include "runtime.h"
+
+#include <p3rt/p3rt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int round_trip(int round)
+{
+	const struct p3_runtime *rt;
+	unsigned int rank, size;
+	ptl_process_id_t id;
+	ptl_jid_t jid;
+
+	if (PtlSetRank(PTL_INVALID_HANDLE, -1, -1) != PTL_OK) {
+		fprintf(stderr, "probe: PtlSetRank(-1, -1) failed\n");
+		return -1;
+	}
+	rt = p3_runtime_get();
+	if (rt->rank < 0 || !rt->needs_exchange) {
+		fprintf(stderr, "probe: no PMI runtime (rank %d, needs_exchange %d)\n", rt->rank,
+		        rt->needs_exchange);
+		return -1;
+	}
+	if (p3_runtime_exchange((ptl_process_id_t){.nid = 1000u + (unsigned int)rt->rank,
+	                                           .pid = 2000u + (unsigned int)rt->rank +
+	                                                  (unsigned int)round}) != 0)
+		return -1;
+	if (PtlGetRank(STUB_NI, &rank, &size) != PTL_OK || PtlGetJID(STUB_NI, &jid) != PTL_OK)
+		return -1;
+	for (unsigned int r = 0; r < size; r++) {
+		if (PtlGetRankId(STUB_NI, r, &id) != PTL_OK || id.nid != 1000 + r ||
+		    id.pid != 2000 + r + (unsigned int)round) {
+			fprintf(stderr, "probe: rank %u: bad id of rank %u: %u:%u\n", rank, r,
+			        id.nid, id.pid);
+			return -1;
+		}
+	}
+	printf("probe: rank %u of %u jid %u round %d ok\n", rank, size, jid, round);
+	fflush(stdout);
+	return 0;
+}
+
+int main(void)
+{
+	if (round_trip(0) != 0)
+		return 1;
+	p3_runtime_reset();
+	if (round_trip(1) != 0)
+		return 1;
+	return 0;
+}
