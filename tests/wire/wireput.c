@@ -105,6 +105,24 @@ static void print_regs(const char *who, ptl_handle_ni_t ni)
 	fflush(stdout);
 }
 
+/* Every buffer lives until after PtlFini (MDs point into them); they are
+ * tracked here and freed at the end so that LeakSanitizer stays quiet. */
+static void *allocs[8];
+static int nallocs;
+static void *zalloc(size_t count, size_t size)
+{
+	void *p = calloc(count ? count : 1, size ? size : 1);
+	if (!p || nallocs == (int)(sizeof(allocs) / sizeof(allocs[0])))
+		die("alloc", "out of memory (%zu x %zu bytes)", count, size);
+	allocs[nallocs++] = p;
+	return p;
+}
+static void free_all(void)
+{
+	while (nallocs > 0)
+		free(allocs[--nallocs]);
+}
+
 int main(int argc, char **argv)
 {
 	int nmsg, max_if, window = 4;
@@ -128,8 +146,8 @@ int main(int argc, char **argv)
 	if (nmsg < 1 || window < 1)
 		die("?", "bad N or window");
 	rng = seed * 0x9E3779B97F4A7C15ull + 1;
-	off = calloc((size_t)nmsg, sizeof(*off));
-	size = calloc((size_t)nmsg, sizeof(*size));
+	off = zalloc((size_t)nmsg, sizeof(*off));
+	size = zalloc((size_t)nmsg, sizeof(*size));
 	for (int i = 0; i < nmsg; i++) {
 		/* fixed sizes around the boundaries first, then random ones */
 		static const uint64_t fixed[] = {0, 1, 1024, 16383, 16384, 16385, 65536, 1u << 20};
@@ -153,7 +171,7 @@ int main(int argc, char **argv)
 
 	if (rank == 0) {
 		const char *who = "target";
-		unsigned char *buf = malloc(total ? total : 1);
+		unsigned char *buf = zalloc(total, 1);
 		uint64_t theirs = 0;
 		ptl_handle_eq_t eq;
 		ptl_handle_me_t me, me2;
@@ -161,7 +179,7 @@ int main(int argc, char **argv)
 		ptl_md_t d;
 		ptl_event_t ev;
 		int which, starts = 0, ends = 0, got_sum = 0;
-		char *seen = calloc((size_t)nmsg, 1);
+		char *seen = zalloc((size_t)nmsg, 1);
 
 		memset(buf, 0xEE, total ? total : 1);
 		check(who, PtlEQAlloc(ni, (ptl_size_t)(4 * nmsg + 64), PTL_EQ_HANDLER_NONE, &eq), "PtlEQAlloc");
@@ -242,10 +260,10 @@ int main(int argc, char **argv)
 		check(who, PtlEQFree(eq), "PtlEQFree");
 	} else {
 		const char *who = "initiator";
-		unsigned char *buf = malloc(total ? total : 1);
+		unsigned char *buf = zalloc(total, 1);
 		ptl_handle_eq_t eq;
-		ptl_handle_md_t *mds = calloc((size_t)nmsg + 1, sizeof(*mds));
-		int *ev_seen = calloc((size_t)nmsg + 1, sizeof(int) * 3);
+		ptl_handle_md_t *mds = zalloc((size_t)nmsg + 1, sizeof(*mds));
+		int *ev_seen = zalloc((size_t)nmsg + 1, sizeof(int) * 3);
 		int next = 0, done = 0, inflight = 0;
 		uint64_t cs;
 		ptl_event_t ev;
@@ -309,5 +327,6 @@ int main(int argc, char **argv)
 	}
 	check("fini", PtlNIFini(ni), "PtlNIFini");
 	PtlFini();
+	free_all();
 	return 0;
 }
