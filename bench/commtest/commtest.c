@@ -700,7 +700,11 @@ int main(int argc, char **argv)
     long kmax = o.total / o.minpkt;
     size_t bytes = (size_t)o.total + 64;
     char *sbuf = malloc(bytes), *rbuf = malloc(bytes), *scratch = malloc(bytes);
-    long bszl = 2 * (o.total + (kmax + 4) * (long)MPI_BSEND_OVERHEAD) + 65536;
+    /* Buffered sends: a rank can be one iteration ahead of its partner, and
+     * MPICH reclaims buffer space lazily and first-fit, so two iterations'
+     * worth fragment; four leaves room (2x failed over libfabric shm with
+     * "Insufficient space in Bsend buffer" at 256 KiB packets). */
+    long bszl = 4 * (o.total + (kmax + 4) * (long)MPI_BSEND_OVERHEAD) + 65536;
     int bsz = bszl > 0x7fff0000L ? 0x7fff0000 : (int)bszl;
     char *bsend = malloc((size_t)bsz);
     if (!sbuf || !rbuf || !scratch || !bsend)

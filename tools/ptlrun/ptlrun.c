@@ -17,6 +17,8 @@
  */
 #include "config.h"
 
+#include "hosts.h"
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -57,6 +59,8 @@ struct ptlrun_opts {
 	double po_timeout;       /* seconds, 0: none */
 	int po_tag;
 	int *po_cpus; /* rank i -> po_cpus[i % po_ncpus] */
+	int po_hosts;            /* --hosts H, 0: one host */
+	const char *po_netns_tag; /* --netns-tag T: an existing bed */
 	int po_ncpus;
 	char **po_argv;
 };
@@ -68,11 +72,18 @@ struct ptlrun_opts {
  * add a row here; the function fills nid[i]/pid[i] for i < n or returns
  * -1 after printing why the NAL cannot be launched.
  */
-typedef int (*ptlrun_maps_fn)(int n, uint32_t *nid, uint32_t *pid);
+typedef int (*ptlrun_maps_fn)(int n, const struct ptlrun_hosts *h, uint32_t *nid,
+                              uint32_t *pid);
 
 /* shmem (and lo): one node, nid 0; pid = rank. */
-static int ptlrun_maps_local(int n, uint32_t *nid, uint32_t *pid)
+static int ptlrun_maps_local(int n, const struct ptlrun_hosts *h, uint32_t *nid, uint32_t *pid)
 {
+	if (h->ph_n > 1) {
+		fprintf(stderr, "ptlrun: --hosts %d: the shmem and lo NALs reach only one host; "
+		                "use --nal udp or ether for multi-host jobs\n",
+		        h->ph_n);
+		return -1;
+	}
 	for (int i = 0; i < n; i++) {
 		nid[i] = 0;
 		pid[i] = (uint32_t)i;
@@ -81,19 +92,34 @@ static int ptlrun_maps_local(int n, uint32_t *nid, uint32_t *pid)
 }
 
 /* udp: nid = IPv4 address (host byte order) of the rank's host, pid = rank.
- * Single host: 127.0.0.1.  --hosts will give each rank its namespace's
- * address here. */
-static int ptlrun_maps_udp(int n, uint32_t *nid, uint32_t *pid)
+ * Single host: 127.0.0.1; with --hosts, the rank's namespace's address. */
+static int ptlrun_maps_udp(int n, const struct ptlrun_hosts *h, uint32_t *nid, uint32_t *pid)
 {
 	for (int i = 0; i < n; i++) {
-		nid[i] = INADDR_LOOPBACK;
+		nid[i] = h->ph_n ? ptlrun_hosts_nid(h, i) : INADDR_LOOPBACK;
 		pid[i] = (uint32_t)i;
 	}
 	return 0;
 }
 
-static int ptlrun_maps_unsupported(int n, uint32_t *nid, uint32_t *pid)
+/* ether: nid = the host's IPv4 address (the NAL finds the MAC in the
+ * neighbour table), pid = rank.  Raw frames between two processes of one
+ * host never reach each other through a real interface, hence --hosts. */
+static int ptlrun_maps_ether(int n, const struct ptlrun_hosts *h, uint32_t *nid, uint32_t *pid)
 {
+	if (!h->ph_n) {
+		fprintf(stderr, "ptlrun: --nal ether: raw Ethernet jobs run between network "
+		                "namespace hosts: add --hosts N (needs root), e.g. --hosts %d\n",
+		        n);
+		return -1;
+	}
+	return ptlrun_maps_udp(n, h, nid, pid);
+}
+
+static int ptlrun_maps_unsupported(int n, const struct ptlrun_hosts *h, uint32_t *nid,
+                                   uint32_t *pid)
+{
+	(void)n, (void)h, (void)nid, (void)pid;
 	return -1;
 }
 
@@ -105,8 +131,7 @@ static const struct ptlrun_nal {
     {"shmem", ptlrun_maps_local, NULL},
     {"lo", ptlrun_maps_local, NULL},
     {"udp", ptlrun_maps_udp, NULL},
-    {"ether", ptlrun_maps_unsupported,
-     "raw Ethernet needs --hosts (network namespaces), which is not yet supported"},
+    {"ether", ptlrun_maps_ether, NULL},
     {"myrinet", ptlrun_maps_unsupported,
      "starting the emulated NIC (mcpd) is not yet supported by ptlrun"},
 };
@@ -152,8 +177,8 @@ static void usage(FILE *f)
 	           "\n"
 	           "Options:\n"
 	           "  -n, --np N              number of ranks (default 1)\n"
-	           "      --nal NAME          network layer: shmem (default), lo, udp\n"
-	           "                          (ether, myrinet: not yet launchable)\n"
+	           "      --nal NAME          network layer: shmem (default), lo, udp, ether\n"
+	           "                          (ether needs --hosts; myrinet: not yet launchable)\n"
 	           "      --progress MODE     Portals progress: app, thread (myrinet also:\n"
 	           "                          interrupt, offload); default: inherit PTL_PROGRESS\n"
 	           "      --timeout SEC       terminate the job after SEC seconds (exit 124)\n"
@@ -161,8 +186,12 @@ static void usage(FILE *f)
 	           "      --no-tag            pass the ranks' output through untouched\n"
 	           "      --cpus LIST         pin rank i to the i-th CPU of LIST (e.g. 0,1 or\n"
 	           "                          0-3; reused cyclically); default: no pinning\n"
-	           "      --hosts H           multi-host jobs over network namespaces\n"
-	           "                          (not yet supported)\n"
+	           "      --hosts H           place rank i on host i %% H: H network namespaces\n"
+	           "                          made with p3-netns for the job and removed after\n"
+	           "                          it (needs root; udp and ether)\n"
+	           "      --netns-tag T       use the existing p3-netns bed T (e.g. with loss\n"
+	           "                          rules) instead of making one; all its hosts\n"
+	           "                          unless --hosts says fewer\n"
 	           "  -h, --help              show this help\n"
 	           "  -V, --version           show the version\n"
 	           "\n"
@@ -174,7 +203,8 @@ static void usage(FILE *f)
 	           "pid), PTL_NAL and PTL_PROGRESS.  Exit status: the worst rank status\n"
 	           "(128+N for a rank killed by signal N), not counting ranks killed by the\n"
 	           "teardown after a failure; 124 on --timeout; 128+N when ptlrun got signal N;\n"
-	           "127 if the program cannot be executed; 2 for usage errors.\n");
+	           "127 if the program cannot be executed; 2 for usage errors; 77 when --hosts\n"
+	           "lacks the privileges for network namespaces.\n");
 }
 
 static int parse_count(const char *opt, const char *s, int *out)
@@ -310,7 +340,16 @@ static int parse_tag_env(const char *s, int *tag)
 static int parse_options(int argc, char **argv, struct ptlrun_opts *o,
                          const struct ptlrun_nal **nal_p)
 {
-	enum { OPT_NAL = 256, OPT_PROGRESS, OPT_TIMEOUT, OPT_TAG, OPT_NO_TAG, OPT_CPUS, OPT_HOSTS };
+	enum {
+		OPT_NAL = 256,
+		OPT_PROGRESS,
+		OPT_TIMEOUT,
+		OPT_TAG,
+		OPT_NO_TAG,
+		OPT_CPUS,
+		OPT_HOSTS,
+		OPT_NETNS_TAG
+	};
 	static const struct option longopts[] = {
 	    {"np", required_argument, NULL, 'n'},
 	    {"nal", required_argument, NULL, OPT_NAL},
@@ -320,6 +359,7 @@ static int parse_options(int argc, char **argv, struct ptlrun_opts *o,
 	    {"no-tag", no_argument, NULL, OPT_NO_TAG},
 	    {"cpus", required_argument, NULL, OPT_CPUS},
 	    {"hosts", required_argument, NULL, OPT_HOSTS},
+	    {"netns-tag", required_argument, NULL, OPT_NETNS_TAG},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -384,11 +424,23 @@ static int parse_options(int argc, char **argv, struct ptlrun_opts *o,
 				return -1;
 			break;
 		case OPT_HOSTS:
-			fprintf(stderr,
-			        "ptlrun: --hosts %s: multi-host jobs (network namespaces) "
-			        "are not yet supported\n",
-			        optarg);
-			return -1;
+			if (parse_count("--hosts", optarg, &o->po_hosts) != 0)
+				return -1;
+			if (o->po_hosts > PTLRUN_HOSTS_MAX) {
+				fprintf(stderr, "ptlrun: --hosts %d: at most %d hosts\n", o->po_hosts,
+				        PTLRUN_HOSTS_MAX);
+				return -1;
+			}
+			break;
+		case OPT_NETNS_TAG:
+			o->po_netns_tag = optarg;
+			if (!*optarg || strlen(optarg) > 12 || strpbrk(optarg, "/ \t")) {
+				fprintf(stderr, "ptlrun: --netns-tag '%s': expected a p3-netns tag "
+				                "(1..12 characters, no '/' or blanks)\n",
+				        optarg);
+				return -1;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -639,6 +691,7 @@ static char *join_map(const uint32_t *map, int n)
 
 struct ptlrun_launch {
 	const struct ptlrun_opts *pl_opts;
+	const struct ptlrun_hosts *pl_hosts;
 	const char *pl_nidmap;
 	const char *pl_pidmap;
 	char pl_jid[16];
@@ -678,6 +731,10 @@ static void child_exec(const struct ptlrun_launch *l, int rank, int out_w, int e
 		if (sched_setaffinity(0, sizeof(set), &set) != 0)
 			goto fail;
 	}
+	err[0] = 4;
+	if (l->pl_hosts->ph_n && (ptlrun_hosts_enter(l->pl_hosts, rank) != 0 ||
+	                          setenv("P3_RMPP_IFNAME", "eth0", 0) != 0))
+		goto fail;
 	err[0] = 3;
 	snprintf(rid, sizeof(rid), "%d", rank);
 	if (setenv("PTL_MY_RID", rid, 1) || setenv("PTL_NIDMAP", l->pl_nidmap, 1) ||
@@ -702,7 +759,8 @@ static int start_rank(const struct ptlrun_launch *l, struct ptlrun_rank *rk)
 {
 	static const char *const stages[] = {"cannot execute", "cannot set up the I/O of",
 	                                     "cannot pin to its CPU",
-	                                     "cannot set the environment of"};
+	                                     "cannot set the environment of",
+	                                     "cannot enter the network namespace of"};
 	int out[2] = {-1, -1}, errp[2] = {-1, -1}, st[2] = {-1, -1};
 	int err[2] = {0, 0};
 	ssize_t n;
@@ -736,7 +794,7 @@ static int start_rank(const struct ptlrun_launch *l, struct ptlrun_rank *rk)
 	close(st[0]);
 	if (n == (ssize_t)sizeof(err)) {
 		fprintf(stderr, "ptlrun: %s '%s' (rank %d): %s\n",
-		        stages[err[0] >= 0 && err[0] < 4 ? err[0] : 0], l->pl_opts->po_argv[0],
+		        stages[err[0] >= 0 && err[0] < 5 ? err[0] : 0], l->pl_opts->po_argv[0],
 		        rk->rk_rank, strerror(err[1]));
 		return -1;
 	}
@@ -761,6 +819,7 @@ int main(int argc, char **argv)
 	struct ptlrun_opts o;
 	const struct ptlrun_nal *nal;
 	struct ptlrun_launch l;
+	struct ptlrun_hosts hosts;
 	sigset_t mask, oldmask;
 	struct rlimit nofile;
 	uint32_t *nid, *pid;
@@ -785,12 +844,32 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ptlrun: out of memory\n");
 		return 1;
 	}
-	if (nal->pn_maps(o.po_nranks, nid, pid) != 0)
+	memset(&hosts, 0, sizeof(hosts));
+	if (o.po_hosts || o.po_netns_tag) {
+		int rc;
+
+		if (!nal->pn_why && nal->pn_maps != ptlrun_maps_udp && nal->pn_maps != ptlrun_maps_ether) {
+			fprintf(stderr, "ptlrun: --hosts: NAL %s reaches only one host; use udp or "
+			                "ether\n",
+			        nal->pn_name);
+			return PTLRUN_EXIT_USAGE;
+		}
+		rc = ptlrun_hosts_setup(&hosts, o.po_hosts, o.po_netns_tag);
+		if (rc != 0)
+			return rc;
+		fprintf(stderr, "ptlrun: %d rank%s on %d namespace host%s (bed %s%s)\n", o.po_nranks,
+		        o.po_nranks == 1 ? "" : "s", hosts.ph_n, hosts.ph_n == 1 ? "" : "s",
+		        hosts.ph_tag, hosts.ph_created ? ", removed at exit" : "");
+	}
+	if (nal->pn_maps(o.po_nranks, &hosts, nid, pid) != 0) {
+		ptlrun_hosts_teardown(&hosts);
 		return PTLRUN_EXIT_USAGE;
+	}
 	nidstr = join_map(nid, o.po_nranks);
 	pidstr = join_map(pid, o.po_nranks);
 	if (!nidstr || !pidstr) {
 		fprintf(stderr, "ptlrun: out of memory\n");
+		ptlrun_hosts_teardown(&hosts);
 		return 1;
 	}
 
@@ -804,11 +883,13 @@ int main(int argc, char **argv)
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		fprintf(stderr, "ptlrun: signalfd: %s\n", strerror(errno));
+		ptlrun_hosts_teardown(&hosts);
 		return 1;
 	}
 
 	memset(&l, 0, sizeof(l));
 	l.pl_opts = &o;
+	l.pl_hosts = &hosts;
 	l.pl_nidmap = nidstr;
 	l.pl_pidmap = pidstr;
 	snprintf(l.pl_jid, sizeof(l.pl_jid), "%u", (unsigned int)getpid());
@@ -994,6 +1075,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ptlrun: %d rank(s) did not exit after SIGKILL\n",
 		        ptlrun_nranks - exited);
 	cleanup_shm((unsigned int)getpid());
+	ptlrun_hosts_teardown(&hosts);
 
 	if (failed_start)
 		status = PTLRUN_EXIT_EXEC;

@@ -77,7 +77,8 @@ int main(int argc, char **argv)
 			close(fd);
 		} else if (strcmp(a, "env") == 0) {
 			const char *vars[] = {"PTL_MY_RID", "PTL_NIDMAP", "PTL_PIDMAP",
-			                      "PTL_MY_JID", "PTL_NAL",    "PTL_PROGRESS"};
+			                      "PTL_MY_JID", "PTL_NAL",    "PTL_PROGRESS",
+			                      "P3_RMPP_IFNAME"};
 
 			for (size_t v = 0; v < sizeof(vars) / sizeof(vars[0]); v++) {
 				const char *s = getenv(vars[v]);

@@ -136,7 +136,25 @@ run bad-nal 2 --nal carrier-pigeon "$HELPER" && has err "unknown NAL 'carrier-pi
 run bad-progress 2 --progress fast "$HELPER" && has err "--progress: unknown progress mode 'fast'" && pass "bad --progress named"
 run bad-cpus 2 --cpus 0-x "$HELPER" && has err "--cpus: bad CPU list '0-x'" && pass "bad --cpus named"
 run bad-timeout 2 --timeout -1 "$HELPER" && has err "--timeout: bad value '-1'" && pass "bad --timeout named"
-run hosts 2 --hosts a,b "$HELPER" && has err "not yet supported" && pass "--hosts: not yet supported"
+run hosts 2 --hosts a,b "$HELPER" && has err "--hosts: bad value 'a,b'" && pass "bad --hosts named"
+run hosts-shmem 2 -n 2 --hosts 2 "$HELPER" env && has err "use udp or ether" && pass "--hosts with shmem refused"
+run ether-nohosts 2 -n 2 --nal ether "$HELPER" env && has err "add --hosts N" && pass "--nal ether without --hosts explained"
+
+# --- multi-host jobs in network namespaces (root only)
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1; then
+	echo "# SKIP --hosts jobs: need root and ip (iproute2) for network namespaces"
+else
+	if run hosts-env 0 -n 3 --nal ether --hosts 2 "$HELPER" env &&
+	   has out "[2] PTL_NIDMAP=172818433:172818434:172818433" && has out "[1] P3_RMPP_IFNAME=eth0"; then
+		pass "--hosts 2: rank i on host i % 2, nid = 10.77.0.(host+1)"
+	else fail "--hosts env" "$tmp/out" "$tmp/err"; fi
+	tag=$(sed -n 's/.*(bed \([a-z0-9]*\),.*/\1/p' "$tmp/err")
+	if [ -n "$tag" ] && ! ip netns list | grep -q "^$tag-"; then
+		pass "--hosts: bed $tag removed at exit"
+	else fail "--hosts: bed removed" "$tmp/err"; fi
+	run netns-missing 2 -n 2 --nal udp --netns-tag zz404 "$HELPER" env && has err "no namespace /run/netns/zz404-h0" &&
+		pass "--netns-tag of a missing bed explained"
+fi
 run noprog 2 -n 2 && has err "no program" && pass "missing program"
 run noexec 127 -n 2 "$tmp/does-not-exist" && has err "cannot execute" && pass "exec failure -> 127"
 run help 0 --help && has out "Usage: ptlrun" && has out "--cpus" && pass "--help"
