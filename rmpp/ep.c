@@ -151,7 +151,7 @@ void rmpp_ep_rx_frame(struct rmpp_ep *ep, const uint8_t *data, size_t len,
 		if (!c)
 			return;
 	}
-	rmpp_rel_rx(ep, c, &pkt, data);
+	rmpp_rel_rx(ep, c, &pkt, data, len);
 }
 
 /* ---- progress -------------------------------------------------------------- */

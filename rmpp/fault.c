@@ -15,6 +15,12 @@
  *   truncate=P   cut the frame to a random shorter length
  *   pad=P        append 1..64 zero bytes (link padding)
  *   seed=N       PRNG seed (default 1); same seed, same faults
+ *   only=K+K..   the faults above act only on frames of these kinds (hello,
+ *                ack, probe, reset, close, data, eager, rts, cts, rdata,
+ *                done, nak, rnr); other frames pass untouched and draw no
+ *                random numbers, so a seed replays the same drops
+ *   maxlen=N     drop every frame longer than N bytes, whatever its kind
+ *                (a path-MTU black hole)
  * P is a probability in [0,1].  "off" or "" disables.
  */
 #include "rmpp_int.h"
@@ -29,6 +35,91 @@ struct rmpp_held {
 	struct rmpp_addr src;
 	uint8_t data[];
 };
+
+/* Frame kinds for only=; a frame has one packet-type kind and, for DATA and
+ * RNR acks, one message-operation kind as well. */
+static const char *const kind_names[] = {"hello", "ack", "probe", "reset", "close", "data", "eager",
+					 "rts",   "cts", "rdata", "done",  "nak",   "rnr"};
+enum {
+	K_HELLO = 1u << 0,
+	K_ACK = 1u << 1,
+	K_PROBE = 1u << 2,
+	K_RESET = 1u << 3,
+	K_CLOSE = 1u << 4,
+	K_DATA = 1u << 5,
+	K_EAGER = 1u << 6,
+	K_RTS = 1u << 7,
+	K_CTS = 1u << 8,
+	K_RDATA = 1u << 9,
+	K_DONE = 1u << 10,
+	K_NAK = 1u << 11,
+	K_RNR = 1u << 12,
+};
+
+/* "ack+cts+done" -> kind mask; 0 on an unknown name. */
+static unsigned parse_kinds(const char *v)
+{
+	unsigned mask = 0;
+	while (*v) {
+		size_t n = strcspn(v, "+");
+		unsigned bit = 0;
+		for (unsigned i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
+			if (strlen(kind_names[i]) == n && !strncmp(v, kind_names[i], n))
+				bit = 1u << i;
+		if (!bit)
+			return 0;
+		mask |= bit;
+		v += n;
+		if (*v == '+')
+			v++;
+	}
+	return mask;
+}
+
+static unsigned mop_kind(unsigned mop)
+{
+	switch (mop) {
+	case RMPP_MOP_EAGER_FIRST:
+	case RMPP_MOP_EAGER_CONT:
+		return K_EAGER;
+	case RMPP_MOP_RTS:
+		return K_RTS;
+	case RMPP_MOP_CTS:
+		return K_CTS;
+	case RMPP_MOP_RDATA:
+		return K_RDATA;
+	case RMPP_MOP_DONE:
+		return K_DONE;
+	case RMPP_MOP_NAK:
+		return K_NAK;
+	case RMPP_MOP_RNR:
+		return K_RNR;
+	default:
+		return 0;
+	}
+}
+
+/* Kind mask of a parsed view (0: unparsable, matches nothing). */
+static unsigned view_kinds(const struct rmpp_fault_view *v)
+{
+	switch (v->type) {
+	case RMPP_PKT_HELLO:
+	case RMPP_PKT_HELLO_ACK:
+		return K_HELLO;
+	case RMPP_PKT_ACK:
+		return K_ACK | mop_kind(v->mop);
+	case RMPP_PKT_PROBE:
+		return K_PROBE;
+	case RMPP_PKT_RESET:
+		return K_RESET;
+	case RMPP_PKT_CLOSE:
+		return K_CLOSE;
+	case RMPP_PKT_DATA:
+		return K_DATA | mop_kind(v->mop);
+	default:
+		return 0;
+	}
+}
 
 static uint64_t rng_next(struct rmpp_fault *f)
 {
@@ -89,6 +180,14 @@ int rmpp_fault_parse(struct rmpp_fault *f, const char *spec)
 				n.seed = strtoull(v, &end, 0);
 				if (*end)
 					goto bad;
+			} else if (!strcmp(k, "only")) {
+				n.only = parse_kinds(v);
+				if (!n.only)
+					goto bad;
+			} else if (!strcmp(k, "maxlen")) {
+				n.maxlen = strtoull(v, &end, 0);
+				if (*end || *v == '-' || n.maxlen < RMPP_HDR_LEN)
+					goto bad;
 			} else if (!strcmp(k, "burst")) {
 				unsigned long a = strtoul(v, &end, 0), b = a;
 				if (*end == '-')
@@ -103,7 +202,7 @@ int rmpp_fault_parse(struct rmpp_fault *f, const char *spec)
 		}
 		free(dup);
 		n.enabled = n.drop > 0 || n.dup > 0 || n.reorder > 0 || n.corrupt > 0 ||
-			    n.truncate > 0 || n.pad > 0;
+			    n.truncate > 0 || n.pad > 0 || n.maxlen > 0;
 		goto ok;
 bad:
 		free(dup);
@@ -149,50 +248,91 @@ static void hold(struct rmpp_ep *ep, const uint8_t *data, size_t len, size_t pad
 	*pp = h;
 }
 
+/* The parsed view handed to the hook and to only= (type 0 if unparsable). */
+static void fault_view(struct rmpp_ep *ep, const struct rmpp_rxframe *fr, struct rmpp_fault_view *v)
+{
+	struct rmpp_pkt pkt;
+	memset(v, 0, sizeof(*v));
+	if (rmpp_pkt_parse(fr->data, fr->len, 0, &pkt) == 0) {
+		v->type = pkt.type;
+		v->flags = pkt.flags;
+		v->psn = pkt.psn;
+		v->payload_len = pkt.payload_len;
+		if (pkt.flags & RMPP_F_MSG) {
+			v->mop = pkt.m.mop;
+			v->msn = pkt.m.msn;
+			v->offset = pkt.m.offset;
+		}
+	}
+	v->now_us = ep->now;
+	v->index = ep->fault.index;
+	v->frame_len = (uint32_t)fr->len;
+}
+
+/* The seeded random faults; returns the action (PASS, or the frame was
+ * consumed by the pad fault when *held is set). */
+static int fault_random(struct rmpp_ep *ep, const struct rmpp_rxframe *fr, bool *held)
+{
+	struct rmpp_fault *f = &ep->fault;
+	if (f->burst_left) {
+		f->burst_left--;
+		return RMPP_FAULT_DROP;
+	}
+	if (f->drop > 0 && rng_unit(f) < f->drop) {
+		unsigned span = f->burst_max - f->burst_min + 1;
+		f->burst_left = f->burst_min - 1 + (unsigned)(rng_next(f) % span);
+		return RMPP_FAULT_DROP;
+	}
+	if (f->dup > 0 && rng_unit(f) < f->dup)
+		return RMPP_FAULT_DUP;
+	if (f->corrupt > 0 && rng_unit(f) < f->corrupt)
+		return RMPP_FAULT_CORRUPT;
+	if (f->truncate > 0 && rng_unit(f) < f->truncate)
+		return RMPP_FAULT_TRUNCATE;
+	if (f->reorder > 0 && rng_unit(f) < f->reorder)
+		return RMPP_FAULT_DELAY;
+	if (f->pad > 0 && rng_unit(f) < f->pad) {
+		hold(ep, fr->data, fr->len, 1 + rng_next(f) % 64, &fr->src, ep->now);
+		*held = true;
+	}
+	return RMPP_FAULT_PASS;
+}
+
+/* Hook first, then the black hole (maxlen), then the random faults on the
+ * frames selected by only=. */
+static int fault_decide(struct rmpp_ep *ep, const struct rmpp_rxframe *fr, bool *held)
+{
+	struct rmpp_fault *f = &ep->fault;
+	struct rmpp_fault_view v;
+	bool viewed = false;
+	if (f->hook) {
+		fault_view(ep, fr, &v);
+		viewed = true;
+		int action = f->hook(f->hook_arg, &v);
+		if (action != RMPP_FAULT_PASS)
+			return action;
+	}
+	if (!f->enabled)
+		return RMPP_FAULT_PASS;
+	if (f->maxlen && fr->len > f->maxlen)
+		return RMPP_FAULT_DROP;
+	if (f->only) {
+		if (!viewed)
+			fault_view(ep, fr, &v);
+		if (!(view_kinds(&v) & f->only))
+			return RMPP_FAULT_PASS;
+	}
+	return fault_random(ep, fr, held);
+}
+
 void rmpp_fault_rx(struct rmpp_ep *ep, const struct rmpp_rxframe *fr)
 {
 	struct rmpp_fault *f = &ep->fault;
-	int action = RMPP_FAULT_PASS;
+	bool held = false;
 	f->index++;
-	if (f->hook) {
-		struct rmpp_pkt pkt;
-		struct rmpp_fault_view v = {0};
-		if (rmpp_pkt_parse(fr->data, fr->len, 0, &pkt) == 0) {
-			v.type = pkt.type;
-			v.flags = pkt.flags;
-			v.psn = pkt.psn;
-			v.payload_len = pkt.payload_len;
-			if (pkt.flags & RMPP_F_MSG) {
-				v.mop = pkt.m.mop;
-				v.msn = pkt.m.msn;
-				v.offset = pkt.m.offset;
-			}
-		}
-		v.now_us = ep->now;
-		v.index = f->index;
-		action = f->hook(f->hook_arg, &v);
-	}
-	if (action == RMPP_FAULT_PASS && f->enabled) {
-		if (f->burst_left) {
-			f->burst_left--;
-			action = RMPP_FAULT_DROP;
-		} else if (f->drop > 0 && rng_unit(f) < f->drop) {
-			unsigned span = f->burst_max - f->burst_min + 1;
-			f->burst_left = f->burst_min - 1 + (unsigned)(rng_next(f) % span);
-			action = RMPP_FAULT_DROP;
-		} else if (f->dup > 0 && rng_unit(f) < f->dup) {
-			action = RMPP_FAULT_DUP;
-		} else if (f->corrupt > 0 && rng_unit(f) < f->corrupt) {
-			action = RMPP_FAULT_CORRUPT;
-		} else if (f->truncate > 0 && rng_unit(f) < f->truncate) {
-			action = RMPP_FAULT_TRUNCATE;
-		} else if (f->reorder > 0 && rng_unit(f) < f->reorder) {
-			action = RMPP_FAULT_DELAY;
-		} else if (f->pad > 0 && rng_unit(f) < f->pad) {
-			hold(ep, fr->data, fr->len, 1 + rng_next(f) % 64, &fr->src, ep->now);
-			return;
-		}
-	}
+	int action = fault_decide(ep, fr, &held);
+	if (held)
+		return;
 	switch (action) {
 	case RMPP_FAULT_DROP:
 		ep->ctr.fault_drops++;

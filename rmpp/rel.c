@@ -101,6 +101,16 @@ static void rel_fresh_seq(struct rmpp_ep *ep, struct rmpp_conn *c)
 	c->peer_epoch = 0;
 }
 
+/* Path-MTU probing restarts with every connection incarnation: the frame
+ * size is unconfirmed until the peer reports one of our HELLO probes. */
+static void pmtu_reset(struct rmpp_ep *ep, struct rmpp_conn *c)
+{
+	c->mtu = (uint32_t)ep->link.mtu;
+	c->probe_mtu = c->mtu;
+	c->probe_tries = 0;
+	c->path_ok = false;
+}
+
 int rmpp_rel_conn_init(struct rmpp_ep *ep, struct rmpp_conn *c)
 {
 	c->ring = calloc(ep->cfg.tx_window, sizeof(*c->ring));
@@ -111,7 +121,7 @@ int rmpp_rel_conn_init(struct rmpp_ep *ep, struct rmpp_conn *c)
 		return -ENOMEM;
 	}
 	c->state = CONN_HELLO;
-	c->mtu = (uint32_t)ep->link.mtu;
+	pmtu_reset(ep, c);
 	rel_fresh_seq(ep, c);
 	return 0;
 }
@@ -137,7 +147,7 @@ void rmpp_rel_conn_reset(struct rmpp_ep *ep, struct rmpp_conn *c)
 	}
 	rx_slots_free(ep, c);
 	rel_fresh_seq(ep, c);
-	c->mtu = (uint32_t)ep->link.mtu;
+	pmtu_reset(ep, c);
 }
 
 void rmpp_rel_conn_free(struct rmpp_ep *ep, struct rmpp_conn *c)
@@ -342,7 +352,36 @@ static void send_probe(struct rmpp_ep *ep, struct rmpp_conn *c)
 	ep->ctr.probes_tx++;
 }
 
-void rmpp_rel_send_hello(struct rmpp_ep *ep, struct rmpp_conn *c, unsigned type)
+/* ---- handshake and path-MTU probing -------------------------------------------
+ *
+ * A HELLO is padded to the probe size (PROBE flag); the peer answers with a
+ * HELLO_ACK whose mtu is the length it received (PROBE flag), which becomes
+ * our frame size (path_ok).  Data waits until then.  If a probe stays
+ * unanswered we cannot tell a black hole from a peer that is not up yet, so
+ * every retry also carries a plain, small HELLO: once the peer answers those
+ * (peer_known) but still not the probe, PMTU_TRIES more rounds lower the
+ * probe to the next rung of the ladder.
+ */
+#define PMTU_TRIES 2
+static const uint32_t pmtu_ladder[] = {1500, 1280, 576}; /* frame bytes, descending */
+
+static uint32_t pmtu_next(uint32_t cur)
+{
+	for (size_t i = 0; i < sizeof(pmtu_ladder) / sizeof(pmtu_ladder[0]); i++)
+		if (pmtu_ladder[i] < cur)
+			return pmtu_ladder[i];
+	return cur; /* the floor: keep probing until the peer is declared dead */
+}
+
+static uint32_t clamp_mtu(uint32_t v)
+{
+	return v < RMPP_MIN_MTU ? RMPP_MIN_MTU : v;
+}
+
+/* HELLO or HELLO_ACK carrying mtu and hflags; padded with zeros to pad_to
+ * bytes (link padding: not covered by payload_len or the CRC). */
+static void hello_emit(struct rmpp_ep *ep, struct rmpp_conn *c, unsigned type, uint32_t mtu,
+		       uint16_t hflags, uint32_t pad_to)
 {
 	struct rmpp_pkt p;
 	hdr_init(ep, c, &p, type);
@@ -352,10 +391,70 @@ void rmpp_rel_send_hello(struct rmpp_ep *ep, struct rmpp_conn *c, unsigned type)
 	p.psn = c->isn;
 	rmpp_rel_update_edge(ep, c);
 	p.credit = (uint16_t)(conn_cap(ep) > 0xffff ? 0xffff : conn_cap(ep));
-	p.hello.mtu = (uint16_t)(ep->link.mtu > 0xffff ? 0xffff : ep->link.mtu);
-	p.hello.hflags = ep->link.require_crc ? RMPP_HELLO_F_CRC : 0;
-	emit(ep, c, &p, NULL, 0, 0);
+	p.hello.mtu = (uint16_t)(mtu > 0xffff ? 0xffff : mtu);
+	p.hello.hflags = hflags | RMPP_HELLO_F_PMTU | (ep->link.require_crc ? RMPP_HELLO_F_CRC : 0);
+	uint8_t *buf = rmpp_ep_tx_slot(ep, &c->peer);
+	long len = rmpp_pkt_build(buf, ep->link.mtu, &p, NULL, 0, 0);
+	if (len < 0) {
+		rmpp_log(ep, RMPP_LOG_ERR, &c->peer, "cannot build %s", rmpp_pkt_type_name(type));
+		return;
+	}
+	if (pad_to > ep->link.mtu)
+		pad_to = (uint32_t)ep->link.mtu;
+	if ((size_t)len < pad_to) {
+		memset(buf + len, 0, pad_to - (size_t)len);
+		len = pad_to;
+	}
+	rmpp_ep_tx_commit(ep, (size_t)len);
 	ep->ctr.hello_tx++;
+	rmpp_log(ep, RMPP_LOG_TRACE, &c->peer, "tx %s psn %u mtu %u hflags %#x frame %ld",
+		 rmpp_pkt_type_name(type), p.psn, p.hello.mtu, p.hello.hflags, len);
+}
+
+/* Our offer is what we can receive: the link MTU. */
+static void send_hello_probe(struct rmpp_ep *ep, struct rmpp_conn *c)
+{
+	uint32_t size = c->probe_mtu < c->mtu ? c->probe_mtu : c->mtu;
+	hello_emit(ep, c, RMPP_PKT_HELLO, (uint32_t)ep->link.mtu, RMPP_HELLO_F_PROBE, size);
+}
+
+/* One handshake round: the probe, plus a plain HELLO on retries (see above). */
+static void hello_round(struct rmpp_ep *ep, struct rmpp_conn *c, bool retry)
+{
+	if (retry && !c->path_ok)
+		hello_emit(ep, c, RMPP_PKT_HELLO, (uint32_t)ep->link.mtu, 0, 0);
+	send_hello_probe(ep, c);
+}
+
+/* A retry is due: lower the probe once the peer has answered plain HELLOs
+ * for PMTU_TRIES rounds but never the probe. */
+static void pmtu_retry(struct rmpp_ep *ep, struct rmpp_conn *c)
+{
+	if (c->path_ok || !c->peer_known || ++c->probe_tries < PMTU_TRIES)
+		return;
+	uint32_t cur = c->probe_mtu < c->mtu ? c->probe_mtu : c->mtu;
+	uint32_t next = pmtu_next(cur);
+	c->probe_tries = 0;
+	if (next == cur)
+		return;
+	c->probe_mtu = next;
+	ep->ctr.mtu_fallbacks++;
+	rmpp_log(ep, RMPP_LOG_INFO, &c->peer, "path MTU: no answer to %u-byte probes, trying %u",
+		 cur, next);
+}
+
+/* Answer a HELLO: report the probe's received length, or our plain offer. */
+static void send_hello_ack(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt,
+			   size_t wire_len)
+{
+	uint32_t mtu = (uint32_t)ep->link.mtu;
+	uint16_t fl = 0;
+	if (pkt->hello.hflags & RMPP_HELLO_F_PROBE) {
+		if (wire_len < mtu)
+			mtu = clamp_mtu((uint32_t)wire_len);
+		fl = RMPP_HELLO_F_PROBE;
+	}
+	hello_emit(ep, c, RMPP_PKT_HELLO_ACK, mtu, fl, 0);
 }
 
 void rmpp_rel_send_reset(struct rmpp_ep *ep, const struct rmpp_addr *to, uint32_t dst_epoch,
@@ -522,6 +621,8 @@ static int slot_store(struct rmpp_ep *ep, struct rmpp_conn *c, uint32_t psn,
 	s->len = len;
 	c->nbuffered++;
 	ep->rx_buffered++;
+	if (ep->rx_buffered > ep->ctr.rx_buffered_peak)
+		ep->ctr.rx_buffered_peak = ep->rx_buffered;
 	return 0;
 }
 
@@ -647,13 +748,11 @@ static void learn_peer(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmp
 	c->peer_edge = c->snd_una + pkt->credit;
 	c->peer_edge_valid = true;
 	c->peer_crc = !!(pkt->hello.hflags & RMPP_HELLO_F_CRC);
-	if (pkt->hello.mtu < c->mtu)
-		c->mtu = pkt->hello.mtu;
 }
 
 static void establish(struct rmpp_ep *ep, struct rmpp_conn *c)
 {
-	if (c->state == CONN_HELLO && c->peer_known && c->peer_knows_us) {
+	if (c->state == CONN_HELLO && c->peer_known && c->peer_knows_us && c->path_ok) {
 		c->state = CONN_ESTABLISHED;
 		c->hello_at = 0;
 		c->n_timeouts = 0;
@@ -662,7 +761,25 @@ static void establish(struct rmpp_ep *ep, struct rmpp_conn *c)
 	}
 }
 
-static void rx_hello(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt)
+/* Frame size from a HELLO/HELLO_ACK: the peer's offer only ever lowers it;
+ * a probe report confirms it. */
+static void hello_mtu(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt)
+{
+	uint32_t offer = clamp_mtu(pkt->hello.mtu);
+	if (offer < c->mtu)
+		c->mtu = offer;
+	if (pkt->type == RMPP_PKT_HELLO_ACK && (pkt->hello.hflags & RMPP_HELLO_F_PROBE) &&
+	    !c->path_ok) {
+		c->path_ok = true;
+		rmpp_log(ep, RMPP_LOG_INFO, &c->peer, "path MTU %u confirmed", c->mtu);
+	}
+	/* a peer that does not probe has nothing to confirm */
+	if (!(pkt->hello.hflags & RMPP_HELLO_F_PMTU))
+		c->path_ok = true;
+}
+
+static void rx_hello(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt,
+		     size_t wire_len)
 {
 	if (pkt->type == RMPP_PKT_HELLO_ACK && pkt->dst_epoch != ep->epoch) {
 		ep->ctr.stale_drops++;
@@ -676,18 +793,25 @@ static void rx_hello(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_
 		rmpp_conn_fail(ep, c, RMPP_PEER_RESTARTED, pkt->src_epoch);
 	if (!c->peer_known)
 		learn_peer(ep, c, pkt);
+	hello_mtu(ep, c, pkt);
 	if (pkt->dst_epoch == ep->epoch)
 		c->peer_knows_us = true;
-	if (pkt->type == RMPP_PKT_HELLO)
-		rmpp_rel_send_hello(ep, c, RMPP_PKT_HELLO_ACK);
+	if (pkt->type == RMPP_PKT_HELLO) {
+		send_hello_ack(ep, c, pkt, wire_len);
+		/* the responder probes its own direction right away */
+		if (!c->path_ok && !c->hello_at && c->state == CONN_HELLO) {
+			send_hello_probe(ep, c);
+			c->hello_at = ep->now + c->rtt.rto_us;
+		}
+	}
 	establish(ep, c);
 }
 
 void rmpp_rel_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt,
-		 const uint8_t *frame)
+		 const uint8_t *frame, size_t wire_len)
 {
 	if (pkt->type == RMPP_PKT_HELLO || pkt->type == RMPP_PKT_HELLO_ACK) {
-		rx_hello(ep, c, pkt);
+		rx_hello(ep, c, pkt, wire_len);
 		return;
 	}
 	if (pkt->src_epoch != c->peer_epoch) {
@@ -778,7 +902,7 @@ void rmpp_rel_output(struct rmpp_ep *ep, struct rmpp_conn *c)
 			}
 		}
 	} else if (c->state == CONN_HELLO && !c->hello_at && rmpp_msg_has_output(c)) {
-		rmpp_rel_send_hello(ep, c, RMPP_PKT_HELLO);
+		hello_round(ep, c, false);
 		c->hello_at = ep->now + c->rtt.rto_us;
 	}
 	if (c->probe_rcvd) {
@@ -827,7 +951,8 @@ uint64_t rmpp_rel_timers(struct rmpp_ep *ep, struct rmpp_conn *c, uint64_t now)
 			uint64_t b = c->rtt.rto_us << (c->n_timeouts < 10 ? c->n_timeouts : 10);
 			if (b > ep->cfg.rto_max_us)
 				b = ep->cfg.rto_max_us;
-			rmpp_rel_send_hello(ep, c, RMPP_PKT_HELLO);
+			pmtu_retry(ep, c);
+			hello_round(ep, c, true);
 			c->hello_at = now + b;
 		}
 	}

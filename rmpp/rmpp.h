@@ -86,7 +86,7 @@ const char *rmpp_addr_str(const struct rmpp_addr *addr, char *buf, size_t len);
  */
 #define RMPP_CONFIG_TABLE(X)                                                                      \
 	X(MTU, mtu, 9000, 512, 65000, "largest rmpp frame (bytes, link headers excluded); "       \
-				       "clipped to the interface MTU and the peer's offer")         \
+				       "clipped to the interface MTU, the peer's offer and the HELLO probes")         \
 	X(EAGER_LIMIT, eager_limit, 16384, 0, 1048576,                                            \
 	  "messages up to this size are sent eagerly, larger ones by RTS/CTS")                     \
 	X(GRANT, grant, 262144, 1024, 1073741824,                                                   \
@@ -178,7 +178,9 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(fault_reorders, "fault shim: frames held back")                                        \
 	X(fault_corrupts, "fault shim: frames corrupted")                                        \
 	X(fault_truncs, "fault shim: frames truncated")                                          \
-	X(send_errors, "link send errors")
+	X(send_errors, "link send errors")                                                      \
+	X(mtu_fallbacks, "path-MTU probe size lowered (HELLO probes unanswered, peer alive)")     \
+	X(rx_buffered_peak, "most packets ever held in reorder slots at once (all peers)")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;
@@ -249,6 +251,7 @@ struct rmpp_fault_view {
 	uint32_t payload_len;
 	uint64_t now_us; /* monotonic clock */
 	uint64_t index;  /* frames seen by this endpoint's shim so far */
+	uint32_t frame_len; /* bytes received, link padding included */
 };
 
 enum rmpp_fault_action {

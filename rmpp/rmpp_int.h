@@ -92,6 +92,8 @@ struct rmpp_fault {
 	double drop, dup, reorder, corrupt, truncate, pad;
 	unsigned burst_min, burst_max;
 	uint64_t delay_us;
+	unsigned only;   /* kinds the random faults act on (0: every frame) */
+	uint64_t maxlen; /* drop frames longer than this (0: off) */
 	uint64_t seed;
 	uint64_t rng;
 	unsigned burst_left;
@@ -211,6 +213,10 @@ struct rmpp_conn {
 	bool peer_knows_us;  /* peer sent dst_epoch == ours */
 	bool peer_crc;
 	uint32_t mtu;        /* frame size towards this peer */
+	/* path-MTU probing in the handshake (rel.c) */
+	uint32_t probe_mtu;   /* size our HELLO probes are padded to */
+	unsigned probe_tries; /* unanswered rounds at probe_mtu while the peer answers */
+	bool path_ok;         /* the peer reported a probe of ours: mtu is confirmed */
 
 	/* sender */
 	uint32_t isn, snd_una, snd_nxt;
@@ -263,6 +269,8 @@ struct rmpp_conn {
 /* ---- endpoint ----------------------------------------------------------------- */
 
 #define RMPP_CONN_HASH 256
+/* Smallest frame any endpoint accepts (config MTU minimum, link minimum). */
+#define RMPP_MIN_MTU 512
 
 struct rmpp_ep {
 	pthread_mutex_t lock; /* recursive; protects everything below */
@@ -328,9 +336,9 @@ struct rmpp_conn *rmpp_conn_find(struct rmpp_ep *ep, const struct rmpp_addr *pee
 int rmpp_rel_conn_init(struct rmpp_ep *ep, struct rmpp_conn *c);
 void rmpp_rel_conn_reset(struct rmpp_ep *ep, struct rmpp_conn *c);
 void rmpp_rel_conn_free(struct rmpp_ep *ep, struct rmpp_conn *c);
+/* wire_len: bytes received, link padding included (HELLO probes) */
 void rmpp_rel_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt,
-		 const uint8_t *frame);
-void rmpp_rel_send_hello(struct rmpp_ep *ep, struct rmpp_conn *c, unsigned type);
+		 const uint8_t *frame, size_t wire_len);
 void rmpp_rel_send_reset(struct rmpp_ep *ep, const struct rmpp_addr *to, uint32_t dst_epoch,
 			 uint16_t dst_ep, unsigned type);
 void rmpp_rel_output(struct rmpp_ep *ep, struct rmpp_conn *c);

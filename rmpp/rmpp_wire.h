@@ -35,6 +35,12 @@
 #define RMPP_HELLO_LEN 8
 #define RMPP_HELLO_MAGIC 0x524d5050u /* "RMPP" */
 #define RMPP_HELLO_F_CRC 0x0001u
+/* The sender probes the path MTU: it pads HELLO probes and answers them. */
+#define RMPP_HELLO_F_PMTU 0x0002u
+/* HELLO: this frame is a probe padded to a candidate size, report its
+ * length.  HELLO_ACK: mtu is the received length of such a probe. */
+#define RMPP_HELLO_F_PROBE 0x0004u
+#define RMPP_HELLO_F_ALL (RMPP_HELLO_F_CRC | RMPP_HELLO_F_PMTU | RMPP_HELLO_F_PROBE)
 /* Worst-case overhead of a data packet (SACK room always reserved). */
 #define RMPP_DATA_OVERHEAD (RMPP_HDR_LEN + RMPP_MAX_SACK * RMPP_SACK_LEN + RMPP_MSGHDR_LEN)
 /* Largest SACK/DSACK block span accepted by the parser. */

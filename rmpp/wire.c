@@ -231,7 +231,7 @@ int rmpp_pkt_parse(const uint8_t *buf, size_t len, unsigned opts, struct rmpp_pk
 		pkt->hello.mtu = get16(payload + 4);
 		pkt->hello.hflags = get16(payload + 6);
 		if (pkt->hello.magic != RMPP_HELLO_MAGIC || pkt->hello.mtu < 256 ||
-		    (pkt->hello.hflags & ~RMPP_HELLO_F_CRC))
+		    (pkt->hello.hflags & ~RMPP_HELLO_F_ALL))
 			return RMPP_PERR_HELLO;
 	} else if (has_msg) {
 		int rc = parse_msg(q, pkt);

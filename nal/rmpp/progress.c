@@ -26,7 +26,11 @@ void rnal_peer_event(void *arg, const struct rmpp_addr *peer, enum rmpp_peer_eve
 {
 	struct rnal *rn = arg;
 	char buf[64];
-	p3_lib_log(rn->rn_lib, ev == RMPP_PEER_DEAD ? 1 : 2, "rmpp: peer %s %s (epoch %08x)",
+	/* An orderly close (the peer destroyed its endpoint, e.g. at the end of
+	 * every MPI job) is not news: debug level (PTL_DEBUG), so it does not
+	 * pollute the output of programs whose stderr is checked. */
+	int level = ev == RMPP_PEER_DEAD ? 1 : ev == RMPP_PEER_CLOSED ? 3 : 2;
+	p3_lib_log(rn->rn_lib, level, "rmpp: peer %s %s (epoch %08x)",
 		   rmpp_addr_str(peer, buf, sizeof(buf)), rmpp_peer_event_name(ev), epoch);
 	if (ev == RMPP_PEER_DEAD)
 		rmpp_peer_forget(rn->rn_ep, peer); /* a later send starts a new handshake */

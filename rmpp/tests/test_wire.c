@@ -165,6 +165,15 @@ START_TEST(t_round_trip_control)
 	ck_assert_uint_eq(q.hello.magic, RMPP_HELLO_MAGIC);
 	ck_assert_uint_eq(q.hello.mtu, 9000);
 	ck_assert_uint_eq(q.psn, 99);
+	/* a path-MTU probe: HELLO padded with zeros to 1500 bytes, CRC over the
+	 * 48-byte frame only */
+	p.hello.hflags = RMPP_HELLO_F_CRC | RMPP_HELLO_F_PMTU | RMPP_HELLO_F_PROBE;
+	len = rmpp_pkt_build(frame, sizeof(frame), &p, NULL, 0, 0);
+	ck_assert_int_eq(len, 48);
+	memset(frame + len, 0, 1500 - (size_t)len);
+	ck_assert_int_eq(rmpp_pkt_parse(frame, 1500, RMPP_PARSE_VERIFY_CRC, &q), 0);
+	ck_assert_uint_eq(q.frame_len, 48);
+	ck_assert_uint_eq(q.hello.hflags, RMPP_HELLO_F_ALL);
 	/* ACK + RNR, PROBE, RESET, CLOSE */
 	const unsigned types[] = {RMPP_PKT_ACK, RMPP_PKT_PROBE, RMPP_PKT_RESET, RMPP_PKT_CLOSE};
 	for (unsigned i = 0; i < 4; i++) {
@@ -446,7 +455,7 @@ static void m_hello_mtu(uint8_t *f, long *l)
 }
 static void m_hello_flags(uint8_t *f, long *l)
 {
-	put16(f + 46, 2);
+	put16(f + 46, 8);
 	(void)l;
 }
 static void m_ack_payload(uint8_t *f, long *l)

@@ -6,8 +6,10 @@
 # checksum).  Faults: nftables ingress loss (p3-netns loss), the user-space
 # fault bridge (p3-netns --no-bridge + faultbridge: dup, reorder, corrupt),
 # the in-process shim below the reliable layer (P3_RMPP_FAULT: burst loss,
-# truncation/padding), signals (peer death, stopped receiver) and raw
-# garbage frames (garbage.py, AF_PACKET, EtherType 0x88b5).
+# truncation/padding, ACK/CTS/DONE loss by kind), signals (peer death,
+# stopped receiver, flood against a stopped receiver), a PSN wrap (ISN near
+# 2^32), an MTU black hole (p3-netns blackhole) and raw garbage frames
+# (garbage.py, AF_PACKET, EtherType 0x88b5).
 #
 # WIRE_CASES="loss burst ..." selects cases (default: all); WIRE_KEEP=1 keeps
 # the captures (the work directory is printed).  Seeds are fixed.
@@ -20,7 +22,7 @@ command -v nft >/dev/null 2>&1 || skip "nft not installed"
 [ -x "$PTLDUMP" ] || skip "ptldump not built ($PTLDUMP)"
 [ -x "$top_builddir/tools/p3-faultbridge" ] || skip "p3-faultbridge not built"
 WORK=$(mktemp -d /tmp/p3wire.XXXXXX)
-CASES=${WIRE_CASES:-"baseline loss burst tail dup reorder corrupt trunc restart death stopped garbage"}
+CASES=${WIRE_CASES:-"baseline loss burst tail ackloss dup reorder corrupt trunc restart death stopped flood wrap blackhole garbage"}
 N=${WIRE_N:-40}
 pass=0 fail=0 failed=""
 
@@ -49,12 +51,47 @@ malformed() { sed -n 's/^# summary: .* \([0-9]*\) malformed.*/\1/p' "$WORK/$1.su
 # largest "repair delay ... max X ms" over the flows (ms, integer part)
 repair_max() { sed -n 's/.*repair delay .* max \([0-9]*\)\.[0-9]* ms.*/\1/p' "$WORK/$1.sum" | sort -n | tail -1; }
 zero_credit() { sed -n 's/.*zero-credit acks \([0-9]*\).*/\1/p' "$WORK/$1.sum" | sort -n | tail -1; }
+# Full listing (one line per frame) for per-frame checks; fields: $4 is
+# "srcmac>dstmac", then "psn N", "| msn M MOP off O/L".
+listing() { "$PTLDUMP" -r "$WORK/$1.pcap" >"$WORK/$1.lines" 2>&1; }
+INI_MAC=02:70:33:00:00:02
+TGT_MAC=02:70:33:00:00:01
+# frames from MAC $2 of type $3 (and message op $4): "psn msn offset" per line
+frames_of() { # case srcmac type [mop]
+	awk -v src="$2>" -v type="$3" -v mop="${4:-}" '
+		index($4, src) == 1 && $5 == type {
+			p = ""; m = ""; o = ""; op = ""
+			for (i = 6; i < NF; i++) {
+				if ($i == "psn") p = $(i + 1)
+				if ($i == "msn") { m = $(i + 1); op = $(i + 2); o = $(i + 4) }
+			}
+			if (mop == "" || op == mop) print p, m, o
+		}' "$WORK/$1.lines"
+}
+count_uniq() { sort -u | wc -l | tr -d ' '; }
+# frames tcpdump lost (its kernel buffer overflowed): exact counts need 0
+cap_dropped() { sed -n 's/^\([0-9]*\) packets dropped by kernel.*/\1/p' "$WORK/$1.pcap.log"; }
+# largest frame (bytes) of each type except HELLO, from the ptldump summary
+largest_non_hello() {
+	sed -n 's/^# largest frames (bytes)://p' "$WORK/$1.sum" |
+		awk '{m = 0; for (i = 1; i < NF; i += 2) if ($i != "HELLO" && $(i + 1) > m) m = $(i + 1); print m}'
+}
+largest_of() { # case TYPE
+	sed -n 's/^# largest frames (bytes)://p' "$WORK/$1.sum" |
+		awk -v t="$2" '{for (i = 1; i < NF; i += 2) if ($i == t) print $(i + 1)}'
+}
 
 ok() { echo "  ok: $*"; }
 bad() { echo "  NOT OK: $*"; cfail=1; }
 expect() { # description, shell test...
 	d=$1; shift
 	if "$@"; then ok "$d"; else bad "$d"; fi
+}
+# holds description 'condition': for compound conditions (an "expect d [ a ]
+# && [ b ]" would leave the second test outside expect); evaluated here
+holds() {
+	_hd=$1; shift
+	if eval "$*"; then ok "$_hd"; else bad "$_hd"; fi
 }
 
 # traffic CASE PROGRESS [env for both ranks...]: capture on host 0 (target,
@@ -201,7 +238,7 @@ case_restart() { # §4.9: the target restarts (new epoch) -> old ops fail, new o
 	capture_stop
 	summary restart | sed 's/^/    /'
 	cat "$WORK/tgt2.out" "$WORK/ini2.out" | grep -v regs | tail -4 | sed 's/^/    /'
-	expect "new initiator and the restarted target pass (rc $irc/$trc)" [ $irc -eq 0 ] && [ $trc -eq 0 ]
+	holds "new initiator and the restarted target pass (rc $irc/$trc)" '[ $irc -eq 0 ] && [ $trc -eq 0 ]'
 }
 case_stopped() { # §4.11: receiver stopped (SIGSTOP 3 s) mid-transfer -> resumes, no deadlock
 	bed bridge
@@ -220,7 +257,7 @@ case_stopped() { # §4.11: receiver stopped (SIGSTOP 3 s) mid-transfer -> resume
 	capture_stop
 	summary stopped | sed 's/^/    /'
 	cat "$WORK/tgt.out" "$WORK/ini.out" | grep -v regs | tail -3 | sed 's/^/    /'
-	expect "both sides pass after the stop (rc $irc/$trc)" [ $irc -eq 0 ] && [ $trc -eq 0 ]
+	holds "both sides pass after the stop (rc $irc/$trc)" '[ $irc -eq 0 ] && [ $trc -eq 0 ]'
 	expect "initiator retransmitted/probed while stopped (rto $(ireg rto_expired), probes $(ireg probes_tx), tlp $(ireg retx_tlp))" \
 		[ $(($(ireg rto_expired) + $(ireg probes_tx) + $(ireg retx_tlp))) -gt 0 ]
 }
@@ -242,10 +279,116 @@ case_garbage() { # §4.16: random frames with EtherType 0x88b5 -> dropped, count
 	capture_stop
 	summary garbage | sed 's/^/    /'
 	cat "$WORK/tgt.out" "$WORK/ini.out" | grep -v regs | tail -3 | sed 's/^/    /'
-	expect "wireput passes with garbage around (rc $irc/$trc)" [ $irc -eq 0 ] && [ $trc -eq 0 ]
+	holds "wireput passes with garbage around (rc $irc/$trc)" '[ $irc -eq 0 ] && [ $trc -eq 0 ]'
 	m=$(treg malformed_drops); cs=$(treg csum_drops); st=$(treg stale_drops)
 	expect "target counted the garbage (malformed $m, crc $cs, stale $st)" [ $((m + cs + st)) -gt 0 ]
 	expect "ptldump sees malformed frames ($(malformed garbage))" [ "$(malformed garbage)" -gt 0 ]
+}
+
+case_ackloss() { # §4.4: lost ACK/CTS/DONE -> duplicates answered, never delivered twice, no restart
+	# The shim on both ranks drops 20 % of the pure ACKs and of the CTS/DONE
+	# message operations (seeded), nothing else: the initiator loses acks of
+	# its data and the target's CTS/DONE, the target the acks of those.
+	bed bridge
+	traffic ackloss thread P3_RMPP_FAULT="drop=0.2,only=ack+cts+done,seed=4"
+	listing ackloss
+	fi_=$(ireg fault_drops) ft_=$(treg fault_drops)
+	# mostly at the initiator: it receives the pure ACKs of its data and the
+	# CTS/DONEs; the target gets few pure ACKs (acks ride on the data)
+	expect "shim dropped ACK/CTS/DONE frames at the initiator ($fi_; target $ft_)" [ "$fi_" -gt 0 ]
+	expect "retransmitted PSNs in the capture ($(retx ackloss))" [ "$(retx ackloss)" -gt 0 ]
+	a_=$(treg dup_rx) b_=$(ireg dup_rx)
+	dup_=$((${a_:-0} + ${b_:-0}))
+	holds "duplicates received ($dup_) and answered with DSACK ($(dsacks ackloss) in the capture)" \
+		'[ "$dup_" -gt 0 ] && [ "$(dsacks ackloss)" -gt 0 ]'
+	cts_psn=$(frames_of ackloss $TGT_MAC DATA CTS | awk '{print $1}' | count_uniq)
+	cts_all=$(frames_of ackloss $TGT_MAC DATA CTS | wc -l | tr -d ' ')
+	expect "lost CTSs resent under their PSN ($cts_all CTS frames, $cts_psn PSNs)" [ "$cts_all" -gt "$cts_psn" ]
+	# no message restart: one PSN per RTS, and each RDATA segment (msn,
+	# offset) under a single PSN however often it was resent
+	rm_=$(frames_of ackloss $INI_MAC DATA RTS | awk '{print $2}' | count_uniq)
+	rp_=$(frames_of ackloss $INI_MAC DATA RTS | awk '{print $1}' | count_uniq)
+	nr=$(ireg rndv_msgs)
+	cd_=$(cap_dropped ackloss)
+	if [ "${cd_:-1}" -eq 0 ]; then
+		holds "RTS: $rm_ messages under $rp_ PSNs = $nr rendezvous sends (no restart)" \
+			'[ "$rm_" -eq "$nr" ] && [ "$rp_" -eq "$rm_" ]'
+	else # the capture is incomplete: every captured RTS still has one PSN
+		holds "RTS: $rm_ messages under $rp_ PSNs, <= $nr rendezvous sends ($cd_ frames not captured)" \
+			'[ "$rm_" -gt 0 ] && [ "$rm_" -le "$nr" ] && [ "$rp_" -eq "$rm_" ]'
+	fi
+	sk=$(frames_of ackloss $INI_MAC DATA RDATA | awk '{print $2, $3}' | count_uniq)
+	sp=$(frames_of ackloss $INI_MAC DATA RDATA | count_uniq)
+	expect "RDATA: $sk segments, each under one PSN ($sp distinct psn/segment pairs)" [ "$sk" -eq "$sp" ]
+	expect "messages delivered once: target rx_msgs $(treg rx_msgs) = initiator tx_msgs $(ireg tx_msgs)" \
+		[ "$(treg rx_msgs)" -eq "$(ireg tx_msgs)" ]
+}
+case_flood() { # §4.12: small-message flood, receiver stopped 1 s -> buffering bounded by credit
+	# 20000 puts of <= 1 KiB, 256 in flight, against a target granting 32
+	# packets of credit (RX_MIN_CREDIT=32, no shared pool) that loses 1 % of
+	# its frames (holes make it buffer out-of-order packets) and is stopped
+	# for 1 s mid-flood.
+	bed bridge
+	capture_start 0 "$WORK/flood.pcap"
+	rm -f "$WORK/ready" "$WORK/progress"
+	nf=20000
+	ip netns exec "$TAG-h0" env $(job_env ether 0 app) P3_RMPP_RX_MIN_CREDIT=32 P3_RMPP_RX_POOL=0 \
+		P3_RMPP_FAULT="drop=0.01,seed=9" WIREPUT_MAX=1024 "$WIREPUT" $nf 3 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
+	tp=$!; PIDS="$PIDS $tp"
+	wait_file "$WORK/ready" 10 || bad "target did not start"
+	t0=$(date +%s%N)
+	timeout 120 ip netns exec "$TAG-h1" env $(job_env ether 1 app) WIREPUT_MAX=1024 WIREPUT_WINDOW=256 \
+		WIREPUT_PROGRESS_FILE="$WORK/progress" "$WIREPUT" $nf 3 >"$WORK/ini.out" 2>&1 &
+	ip_=$!; PIDS="$PIDS $ip_"
+	wait_file "$WORK/progress" 20 || bad "no traffic before the stop"
+	kill -STOP "$tp"; sleep 1; kill -CONT "$tp"
+	wait "$ip_"; irc=$?
+	wait "$tp"; trc=$?
+	ELAPSED_MS=$((($(date +%s%N) - t0) / 1000000))
+	capture_stop
+	summary flood | sed 's/^/    /'
+	cat "$WORK/tgt.out" "$WORK/ini.out" | grep -v regs | tail -3 | sed 's/^/    /'
+	echo "    elapsed ${ELAPSED_MS} ms"
+	holds "all $nf puts delivered after the stop (rc $irc/$trc)" '[ $irc -eq 0 ] && [ $trc -eq 0 ]'
+	expect "the initiator was held back by credit (credit_stalls $(ireg credit_stalls))" \
+		[ "$(ireg credit_stalls)" -gt 0 ]
+	pk=$(treg rx_buffered_peak)
+	holds "target buffered out-of-order packets, at most the 32 granted (peak $pk)" \
+		'[ "$pk" -gt 0 ] && [ "$pk" -le 32 ]'
+	expect "nothing sent beyond the advertised window (target window_drops $(treg window_drops))" \
+		[ "$(treg window_drops)" -eq 0 ]
+	expect "messages delivered once: target rx_msgs $(treg rx_msgs) = initiator tx_msgs $(ireg tx_msgs)" \
+		[ "$(treg rx_msgs)" -eq "$(ireg tx_msgs)" ]
+}
+case_wrap() { # §4.13: initial PSN 2^32 - 50 on both ranks -> both directions wrap mid-transfer
+	bed bridge
+	isn=4294967246
+	traffic wrap app P3_RMPP_ISN=$isn
+	listing wrap
+	for d in "initiator $INI_MAC" "target $TGT_MAC"; do
+		set -- $d
+		hi=$(frames_of wrap "$2" DATA | awk -v isn=$isn '$1 >= isn' | wc -l | tr -d ' ')
+		lo=$(frames_of wrap "$2" DATA | awk '$1 < 2147483648' | wc -l | tr -d ' ')
+		holds "$1 DATA PSNs on both sides of 2^32 ($hi at >= $isn, $lo after the wrap)" \
+			'[ "$hi" -gt 0 ] && [ "$lo" -gt 0 ]'
+	done
+	rm_=$(repair_max wrap)
+	holds "no stall: repair delay max ${rm_:-0} ms < 500 ms, elapsed ${ELAPSED_MS} ms < 45 s" \
+		'[ "${rm_:-0}" -lt 500 ] && [ "$ELAPSED_MS" -lt 45000 ]'
+}
+case_blackhole() { # §4.14: the target drops frames > 1000 bytes -> probes fall back, transfer completes
+	bed bridge
+	"$NETNS" blackhole 0 1000 --tag "$TAG" --proto ether >/dev/null
+	traffic blackhole app
+	nd=$(ip netns exec "$TAG-h0" nft list table netdev p3blackhole | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+	echo "    black hole dropped ${nd:-?} frames"
+	expect "initiator lowered its probe size (mtu_fallbacks $(ireg mtu_fallbacks))" [ "$(ireg mtu_fallbacks)" -gt 0 ]
+	expect "the clean direction kept its size (target mtu_fallbacks $(treg mtu_fallbacks))" \
+		[ "$(treg mtu_fallbacks)" -eq 0 ]
+	h=$(largest_of blackhole HELLO) m=$(largest_non_hello blackhole) dd=$(largest_of blackhole DATA)
+	expect "black-holed probes seen in the capture (largest HELLO ${h:-0} bytes > 1000)" [ "${h:-0}" -gt 1000 ]
+	holds "every other frame <= 1000 bytes (largest $m, DATA ${dd:-0})" '[ "${m:-9999}" -le 1000 ] && [ "${dd:-0}" -gt 0 ]'
+	expect "nftables dropped the probes (${nd:-0})" [ "${nd:-0}" -gt 0 ]
 }
 
 t_all=$(date +%s)

@@ -83,7 +83,8 @@ wait_file() {
 # capture_start I FILE: tcpdump of rmpp frames (EtherType 0x88b5 or udp) on
 # host I's eth0; records the pid in PIDS and CAPPID.
 capture_start() {
-	ip netns exec "$TAG-h$1" tcpdump -Z root -i eth0 -U -s 2048 -w "$2" \
+	# -B: a 32 MiB kernel buffer, so that bursts on 2 busy cores are kept
+	ip netns exec "$TAG-h$1" tcpdump -Z root -i eth0 -U -B 32768 -s 2048 -w "$2" \
 		'ether proto 0x88b5 or udp' >"$2.log" 2>&1 &
 	CAPPID=$!
 	PIDS="$PIDS $CAPPID"
@@ -98,20 +99,21 @@ capture_stop() {
 
 # run_pair NAL PROGRESS N SEED [extra env...]: wireput target on host 0,
 # initiator on host 1; both bounded by WIRE_TIMEOUT s; output in $WORK/tgt.out,
-# $WORK/ini.out; returns 0 if both passed.
+# $WORK/ini.out; returns 0 if both passed.  WIRE_TGT_ENV / WIRE_INI_ENV: more
+# VAR=value words for one side only.
 run_pair() {
 	_nal=$1 _prog=$2 _n=$3 _seed=$4
 	shift 4
 	rm -f "$WORK/ready"
 	timeout "${WIRE_TIMEOUT:-60}" ip netns exec "$TAG-h0" env $(job_env "$_nal" 0 "$_prog") "$@" \
-		"$WIREPUT" "$_n" "$_seed" "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
+		${WIRE_TGT_ENV:-} "$WIREPUT" "$_n" "$_seed" "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
 	tpid=$!
 	PIDS="$PIDS $tpid"
 	if ! wait_file "$WORK/ready" 10; then
 		echo "FAIL: the target did not come up"; cat "$WORK/tgt.out"; return 1
 	fi
 	timeout "${WIRE_TIMEOUT:-60}" ip netns exec "$TAG-h1" env $(job_env "$_nal" 1 "$_prog") "$@" \
-		"$WIREPUT" "$_n" "$_seed" >"$WORK/ini.out" 2>&1
+		${WIRE_INI_ENV:-} "$WIREPUT" "$_n" "$_seed" >"$WORK/ini.out" 2>&1
 	irc=$?
 	wait "$tpid"
 	trc=$?
@@ -121,7 +123,7 @@ run_pair() {
 
 # reg OUTFILE NAME: value of the rmpp counter NAME printed by wireput
 # (order of RMPP_COUNTERS in rmpp/rmpp.h)
-RMPP_COUNTERS="tx_pkts tx_bytes rx_pkts rx_bytes tx_payload_bytes tx_msgs rx_msgs eager_msgs rndv_msgs retx_fast retx_rto retx_tlp rto_expired dup_rx dsack_tx dsack_rx sack_blocks_tx sack_blocks_rx ooo_rx acks_tx acks_rx csum_drops malformed_drops window_drops stale_drops credit_stalls probes_tx rnr_tx rnr_rx rx_defers hello_tx resets_tx resets_rx peers_dead peers_restarted ops_failed fault_drops fault_dups fault_reorders fault_corrupts"
+RMPP_COUNTERS="tx_pkts tx_bytes rx_pkts rx_bytes tx_payload_bytes tx_msgs rx_msgs eager_msgs rndv_msgs retx_fast retx_rto retx_tlp rto_expired dup_rx dsack_tx dsack_rx sack_blocks_tx sack_blocks_rx ooo_rx acks_tx acks_rx csum_drops malformed_drops window_drops stale_drops credit_stalls probes_tx rnr_tx rnr_rx rx_defers hello_tx resets_tx resets_rx peers_dead peers_restarted ops_failed fault_drops fault_dups fault_reorders fault_corrupts fault_truncs send_errors mtu_fallbacks rx_buffered_peak"
 reg() {
 	i=0
 	for c in $RMPP_COUNTERS; do
