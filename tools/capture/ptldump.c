@@ -13,6 +13,11 @@
  * with the parser's reason.  -F prints one "name=value" record per frame in
  * the field order of the Wireshark dissector (tools/wireshark/p3stack.lua),
  * for field-by-field comparison with tshark.
+ *
+ * The summary totals the payload carried by DATA frames from the headers'
+ * length fields, so a capture with a small snap length (tcpdump -s 256:
+ * headers only) is enough: such frames are decoded from the captured bytes
+ * (their CRC32C cannot be checked) and counted as "snapped".
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -48,6 +53,12 @@ struct pd_summary {
 	unsigned long by_mop[RMPP_MOP_MAX + 1];
 	unsigned long retx_flag, sack_blocks, dsack, crc_frames, ptl_by_type[6];
 	unsigned long malformed_by_err[16];
+	/* DATA frames: data bytes (after the Portals header), of which carried
+	 * by frames with the RETX flag; Portals header bytes; frames cut by the
+	 * snap length (decoded from their headers only) */
+	uint64_t data_bytes, data_bytes_retx, ptlhdr_bytes;
+	unsigned long data_frames, snapped, snapped_short;
+	size_t max_len[RMPP_PKT_MAX + 1]; /* largest frame per type, padding included */
 	struct pd_flow *flows[PD_MAX_FLOWS];
 	int nflows;
 };
@@ -183,11 +194,32 @@ static void pd_print_line(unsigned long frame, double t, const char *link, const
 	printf("\n");
 }
 
+/* buf[0..len) was captured of a frame of wire_len bytes (wire_len > len: cut
+ * by the snap length).  A snapped frame is parsed from a copy padded with
+ * zeros to its wire length, without the CRC check; its headers must have
+ * been captured. */
 static void pd_rmpp(unsigned long frame, double t, const char *link, const char *addrs,
-		    const uint8_t *buf, size_t len)
+		    const uint8_t *buf, size_t len, size_t wire_len)
 {
+	static uint8_t padded[65536];
 	struct rmpp_pkt p;
-	int err = rmpp_pkt_parse(buf, len, RMPP_PARSE_VERIFY_CRC, &p);
+	int snapped = 0, err;
+	if (wire_len > len && wire_len <= sizeof(padded)) {
+		memcpy(padded, buf, len);
+		memset(padded + len, 0, wire_len - len);
+		err = rmpp_pkt_parse(padded, wire_len, 0, &p);
+		if (!err && len < RMPP_HDR_LEN + 4u * p.ext_words) {
+			pd_sum.snapped_short++;
+			if (!pd_fields_mode && !pd_quiet)
+				printf("%6lu %11.6f %-5s %s SNAPPED (rmpp header not captured: %zu of %zu "
+				       "bytes)\n",
+				       frame, t, link, addrs, len, wire_len);
+			return;
+		}
+		snapped = 1;
+	} else {
+		err = rmpp_pkt_parse(buf, len, RMPP_PARSE_VERIFY_CRC, &p);
+	}
 	if (err) {
 		pd_sum.malformed++;
 		if (-err < 16)
@@ -198,8 +230,20 @@ static void pd_rmpp(unsigned long frame, double t, const char *link, const char 
 		return;
 	}
 	pd_sum.rmpp++;
-	if (p.type <= RMPP_PKT_MAX)
+	pd_sum.snapped += (unsigned long)snapped;
+	if (p.type == RMPP_PKT_DATA) {
+		pd_sum.data_frames++;
+		pd_sum.data_bytes += p.data_len;
+		pd_sum.ptlhdr_bytes += p.m.ptlhdr_len;
+		if (p.flags & RMPP_F_RETX)
+			pd_sum.data_bytes_retx += p.data_len;
+	}
+	if (p.type <= RMPP_PKT_MAX) {
 		pd_sum.by_type[p.type]++;
+		size_t flen = snapped ? wire_len : len; /* a snapped frame's wire length */
+		if (flen > pd_sum.max_len[p.type])
+			pd_sum.max_len[p.type] = flen;
+	}
 	if (p.flags & RMPP_F_RETX)
 		pd_sum.retx_flag++;
 	if (p.flags & RMPP_F_DSACK)
@@ -211,7 +255,8 @@ static void pd_rmpp(unsigned long frame, double t, const char *link, const char 
 	if (p.flags & RMPP_F_MSG) {
 		if (p.m.mop <= RMPP_MOP_MAX)
 			pd_sum.by_mop[p.m.mop]++;
-		if (p.m.ptlhdr_len == P3_HDR_WIRE_LEN &&
+		size_t hlen = RMPP_HDR_LEN + 4u * p.ext_words;
+		if (p.m.ptlhdr_len == P3_HDR_WIRE_LEN && hlen + p.m.ptlhdr_len <= len &&
 		    p3_hdr_unpack(p.ptlhdr, p.m.ptlhdr_len, &h) == 0) {
 			hp = &h;
 			if (h.type < 6)
@@ -260,7 +305,8 @@ static void pd_packet(u_char *user, const struct pcap_pkthdr *ph, const u_char *
 	if (type == PD_ETHERTYPE_RMPP) {
 		snprintf(addrs, sizeof(addrs), "%02x:%02x:%02x:%02x:%02x:%02x>%02x:%02x:%02x:%02x:%02x:%02x",
 			 d[6], d[7], d[8], d[9], d[10], d[11], d[0], d[1], d[2], d[3], d[4], d[5]);
-		pd_rmpp(frame, t - t0, "ether", addrs, d + off, len - off);
+		size_t wire = ph->len > off ? ph->len - off : 0;
+		pd_rmpp(frame, t - t0, "ether", addrs, d + off, len - off, wire > len - off ? wire : len - off);
 		return;
 	}
 	if (type == 0x0800 && len >= off + 20) {
@@ -276,15 +322,20 @@ static void pd_packet(u_char *user, const struct pcap_pkthdr *ph, const u_char *
 				       ((int)sport >= pd_port_lo && (int)sport <= pd_port_hi) ||
 				       ((int)dport >= pd_port_lo && (int)dport <= pd_port_hi);
 			size_t plen = len - off - ihl - 8;
-			if (ulen >= 8 && ulen - 8 < plen)
-				plen = ulen - 8;
-			if (ip_total && ip_total >= ihl + 8 && ip_total - ihl - 8 < plen)
-				plen = ip_total - ihl - 8;
+			/* the datagram's length on the wire (from the UDP, else IP
+			 * header), and what of it was captured */
+			size_t wire = plen;
+			if (ulen >= 8)
+				wire = ulen - 8;
+			else if (ip_total && ip_total >= ihl + 8)
+				wire = ip_total - ihl - 8;
+			if (wire < plen)
+				plen = wire;
 			/* Without -p, only what looks like rmpp (version nibble 1). */
 			if (in_range && (pd_port_lo >= 0 || (plen > 0 && (udp[8] >> 4) == RMPP_WIRE_VERSION))) {
 				snprintf(addrs, sizeof(addrs), "%u.%u.%u.%u:%u>%u.%u.%u.%u:%u", ip[12], ip[13],
 					 ip[14], ip[15], sport, ip[16], ip[17], ip[18], ip[19], dport);
-				pd_rmpp(frame, t - t0, "udp", addrs, udp + 8, plen);
+				pd_rmpp(frame, t - t0, "udp", addrs, udp + 8, plen, wire);
 				return;
 			}
 		}
@@ -303,6 +354,10 @@ static void pd_print_summary(void)
 	for (unsigned i = 1; i <= RMPP_PKT_MAX; i++)
 		if (pd_sum.by_type[i])
 			fprintf(o, " %s %lu", rmpp_pkt_type_name(i), pd_sum.by_type[i]);
+	fprintf(o, "\n# largest frames (bytes):");
+	for (unsigned i = 1; i <= RMPP_PKT_MAX; i++)
+		if (pd_sum.by_type[i])
+			fprintf(o, " %s %zu", rmpp_pkt_type_name(i), pd_sum.max_len[i]);
 	fprintf(o, "\n# message ops:");
 	for (unsigned i = 1; i <= RMPP_MOP_MAX; i++)
 		if (pd_sum.by_mop[i])
@@ -311,7 +366,14 @@ static void pd_print_summary(void)
 	for (unsigned i = 1; i < 6; i++)
 		if (pd_sum.ptl_by_type[i])
 			fprintf(o, " %s %lu", pd_ptl_type_name(i), pd_sum.ptl_by_type[i]);
-	fprintf(o, "\n# retransmissions (RETX flag) %lu, SACK blocks %lu, DSACKs %lu, CRC32C frames %lu\n",
+	fprintf(o, "\n# payload: %" PRIu64 " data bytes in %lu DATA frames (%" PRIu64
+		   " of them in retransmissions), %" PRIu64 " Portals header bytes\n",
+		pd_sum.data_bytes, pd_sum.data_frames, pd_sum.data_bytes_retx, pd_sum.ptlhdr_bytes);
+	if (pd_sum.snapped || pd_sum.snapped_short)
+		fprintf(o, "# snapped: %lu frames decoded from their headers (CRC32C not checked), "
+			   "%lu with the rmpp header cut\n",
+			pd_sum.snapped, pd_sum.snapped_short);
+	fprintf(o, "# retransmissions (RETX flag) %lu, SACK blocks %lu, DSACKs %lu, CRC32C frames %lu\n",
 		pd_sum.retx_flag, pd_sum.sack_blocks, pd_sum.dsack, pd_sum.crc_frames);
 	for (int i = 1; i < 16; i++)
 		if (pd_sum.malformed_by_err[i])
