@@ -814,6 +814,59 @@ close_pipes:
 	return -1;
 }
 
+/* The test bed (--hosts) and the nid/pid maps as PTL_NIDMAP/PTL_PIDMAP
+ * strings.  0, or an exit status after printing why (nothing left behind). */
+static int prepare_maps(const struct ptlrun_opts *o, const struct ptlrun_nal *nal,
+                        struct ptlrun_hosts *hosts, char **nidstr, char **pidstr)
+{
+	uint32_t *nid = calloc((size_t)o->po_nranks, sizeof(*nid));
+	uint32_t *pid = calloc((size_t)o->po_nranks, sizeof(*pid));
+	int rc = 0;
+
+	memset(hosts, 0, sizeof(*hosts));
+	*nidstr = *pidstr = NULL;
+	if (!nid || !pid) {
+		fprintf(stderr, "ptlrun: out of memory\n");
+		rc = 1;
+		goto out;
+	}
+	if (o->po_hosts || o->po_netns_tag) {
+		if (nal->pn_maps != ptlrun_maps_udp && nal->pn_maps != ptlrun_maps_ether) {
+			fprintf(stderr, "ptlrun: --hosts: NAL %s reaches only one host; use udp or "
+			                "ether\n",
+			        nal->pn_name);
+			rc = PTLRUN_EXIT_USAGE;
+			goto out;
+		}
+		rc = ptlrun_hosts_setup(hosts, o->po_hosts, o->po_netns_tag);
+		if (rc != 0)
+			goto out;
+		fprintf(stderr, "ptlrun: %d rank%s on %d namespace host%s (bed %s%s)\n", o->po_nranks,
+		        o->po_nranks == 1 ? "" : "s", hosts->ph_n, hosts->ph_n == 1 ? "" : "s",
+		        hosts->ph_tag, hosts->ph_created ? ", removed at exit" : "");
+	}
+	if (nal->pn_maps(o->po_nranks, hosts, nid, pid) != 0) {
+		rc = PTLRUN_EXIT_USAGE;
+		goto out;
+	}
+	*nidstr = join_map(nid, o->po_nranks);
+	*pidstr = join_map(pid, o->po_nranks);
+	if (!*nidstr || !*pidstr) {
+		fprintf(stderr, "ptlrun: out of memory\n");
+		rc = 1;
+	}
+out:
+	if (rc != 0) {
+		ptlrun_hosts_teardown(hosts);
+		free(*nidstr);
+		free(*pidstr);
+		*nidstr = *pidstr = NULL;
+	}
+	free(nid);
+	free(pid);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct ptlrun_opts o;
@@ -822,7 +875,6 @@ int main(int argc, char **argv)
 	struct ptlrun_hosts hosts;
 	sigset_t mask, oldmask;
 	struct rlimit nofile;
-	uint32_t *nid, *pid;
 	char *nidstr, *pidstr;
 	int sfd, started, failed_start = 0;
 	int teardown = 0; /* SIGTERM sent to the job */
@@ -834,42 +886,22 @@ int main(int argc, char **argv)
 		return PTLRUN_EXIT_USAGE;
 	if (nal->pn_why) {
 		fprintf(stderr, "ptlrun: --nal %s: %s\n", nal->pn_name, nal->pn_why);
+		free(o.po_cpus);
 		return PTLRUN_EXIT_USAGE;
+	}
+	status = prepare_maps(&o, nal, &hosts, &nidstr, &pidstr);
+	if (status != 0) {
+		free(o.po_cpus);
+		return status;
 	}
 	ptlrun_nranks = o.po_nranks;
-	nid = calloc((size_t)o.po_nranks, sizeof(*nid));
-	pid = calloc((size_t)o.po_nranks, sizeof(*pid));
 	ptlrun_ranks = calloc((size_t)o.po_nranks, sizeof(*ptlrun_ranks));
-	if (!nid || !pid || !ptlrun_ranks) {
-		fprintf(stderr, "ptlrun: out of memory\n");
-		return 1;
-	}
-	memset(&hosts, 0, sizeof(hosts));
-	if (o.po_hosts || o.po_netns_tag) {
-		int rc;
-
-		if (!nal->pn_why && nal->pn_maps != ptlrun_maps_udp && nal->pn_maps != ptlrun_maps_ether) {
-			fprintf(stderr, "ptlrun: --hosts: NAL %s reaches only one host; use udp or "
-			                "ether\n",
-			        nal->pn_name);
-			return PTLRUN_EXIT_USAGE;
-		}
-		rc = ptlrun_hosts_setup(&hosts, o.po_hosts, o.po_netns_tag);
-		if (rc != 0)
-			return rc;
-		fprintf(stderr, "ptlrun: %d rank%s on %d namespace host%s (bed %s%s)\n", o.po_nranks,
-		        o.po_nranks == 1 ? "" : "s", hosts.ph_n, hosts.ph_n == 1 ? "" : "s",
-		        hosts.ph_tag, hosts.ph_created ? ", removed at exit" : "");
-	}
-	if (nal->pn_maps(o.po_nranks, &hosts, nid, pid) != 0) {
-		ptlrun_hosts_teardown(&hosts);
-		return PTLRUN_EXIT_USAGE;
-	}
-	nidstr = join_map(nid, o.po_nranks);
-	pidstr = join_map(pid, o.po_nranks);
-	if (!nidstr || !pidstr) {
+	if (!ptlrun_ranks) {
 		fprintf(stderr, "ptlrun: out of memory\n");
 		ptlrun_hosts_teardown(&hosts);
+		free(nidstr);
+		free(pidstr);
+		free(o.po_cpus);
 		return 1;
 	}
 
@@ -1092,8 +1124,6 @@ int main(int argc, char **argv)
 			if (v > status)
 				status = v;
 		}
-	free(nid);
-	free(pid);
 	free(nidstr);
 	free(pidstr);
 	free(o.po_cpus);
