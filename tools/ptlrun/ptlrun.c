@@ -20,6 +20,7 @@
 #include "hosts.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -91,13 +93,55 @@ static int ptlrun_maps_local(int n, const struct ptlrun_hosts *h, uint32_t *nid,
 	return 0;
 }
 
-/* udp: nid = IPv4 address (host byte order) of the rank's host, pid = rank.
+/* Are the UDP ports of pids base .. base+n-1 free on loopback?  The udp NAL
+ * binds port P3_RMPP_BASE_PORT (21000) + pid. */
+static int udp_ports_free(uint32_t base, int n)
+{
+	const char *e = getenv("P3_RMPP_BASE_PORT");
+	long port0 = e && *e ? strtol(e, NULL, 10) : 21000;
+	int ok = 1;
+
+	for (int i = 0; i < n && ok; i++) {
+		struct sockaddr_in a = {.sin_family = AF_INET};
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			return 1; /* cannot tell: assume free */
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a.sin_port = htons((uint16_t)(port0 + (long)base + i));
+		ok = port0 + (long)base + i <= 65535 &&
+		     bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+		close(fd);
+	}
+	return ok;
+}
+
+/* First pid base (0, n, 2n, ...) whose ports are all free, so that two
+ * single-host udp jobs (two users, a benchmark beside a test run) do not
+ * collide on 21000+rank.  Racy against a job starting at the same instant;
+ * the NAL then reports the busy port.  P3_PTLRUN_PID_BASE forces a base. */
+static uint32_t udp_pid_base(int n)
+{
+	const char *e = getenv("P3_PTLRUN_PID_BASE");
+
+	if (e && *e)
+		return (uint32_t)strtoul(e, NULL, 10);
+	for (uint32_t b = 0; b < 64u * (uint32_t)n; b += (uint32_t)n)
+		if (udp_ports_free(b, n))
+			return b;
+	return 0;
+}
+
+/* udp: nid = IPv4 address (host byte order) of the rank's host, pid =
+ * rank (+ a base with free ports on a single host).
  * Single host: 127.0.0.1; with --hosts, the rank's namespace's address. */
 static int ptlrun_maps_udp(int n, const struct ptlrun_hosts *h, uint32_t *nid, uint32_t *pid)
 {
+	uint32_t base = h->ph_n ? 0 : udp_pid_base(n);
+
 	for (int i = 0; i < n; i++) {
 		nid[i] = h->ph_n ? ptlrun_hosts_nid(h, i) : INADDR_LOOPBACK;
-		pid[i] = (uint32_t)i;
+		pid[i] = base + (uint32_t)i;
 	}
 	return 0;
 }

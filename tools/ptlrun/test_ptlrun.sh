@@ -38,6 +38,21 @@ jids=$(sed -n 's/^\[[0-9]*\] PTL_MY_JID=//p' "$tmp/out" | sort -u | wc -l)
 if run udp 0 -n 2 --nal udp "$HELPER" env && has out "[1] PTL_NIDMAP=2130706433:2130706433"; then
 	pass "udp map: 127.0.0.1, pid = rank"
 else fail "udp map" "$tmp/out"; fi
+# a busy port 21000+rank moves the job to the next free pid block
+if command -v python3 >/dev/null 2>&1; then
+	python3 -c 'import socket,sys,time
+s=[socket.socket(socket.AF_INET,socket.SOCK_DGRAM) for _ in range(2)]
+s[0].bind(("127.0.0.1",int(sys.argv[1]))); s[1].bind(("127.0.0.1",int(sys.argv[1])+1)); time.sleep(5)' \
+		$((${P3_RMPP_BASE_PORT:-21000})) &
+	holder=$!
+	sleep 0.5
+	if run udp-busy 0 -n 2 --nal udp "$HELPER" env && ! has out "[0] PTL_PIDMAP=0:1" &&
+	   grep -q '^\[0\] PTL_PIDMAP=[0-9]*:[0-9]*$' "$tmp/out"; then
+		pass "udp: busy ports 21000/21001 -> another pid block ($(sed -n 's/^\[0\] PTL_PIDMAP=//p' "$tmp/out"))"
+	else fail "udp busy ports" "$tmp/out" "$tmp/err"; fi
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+fi
 
 # --- output: tagging keeps stdout and stderr apart, --no-tag forwards raw
 if run tag 0 -n 2 "$HELPER" out:hello err:oops partial:tail; then
