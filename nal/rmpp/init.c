@@ -51,6 +51,7 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 		return -ENOMEM;
 	rn->rn_lib = lib;
 	rn->rn_link = link;
+	pthread_mutex_init(&rn->rn_macs_lock, NULL);
 	const char *s = getenv("P3_RMPP_BASE_PORT");
 	rn->rn_base_port = s && *s ? (unsigned)strtoul(s, NULL, 0) : RNAL_DEFAULT_BASE_PORT;
 	s = getenv("P3_RMPP_IFNAME");
@@ -189,6 +190,7 @@ static void rnal_destroy(void *priv)
 	struct rnal *rn = priv;
 	rnal_stop(rn);
 	free(rn->rn_macs);
+	pthread_mutex_destroy(&rn->rn_macs_lock);
 	free(rn);
 }
 

@@ -7,6 +7,7 @@
 #include "nal.h"
 #include "rmpp.h"
 
+#include <pthread.h>
 #include <stdint.h>
 
 /* Process id -> transport address (README.md):
@@ -26,7 +27,11 @@ struct rnal {
 	ptl_process_id_t rn_id;
 	unsigned rn_base_port;
 	char rn_ifname[32];
-	struct rnal_map *rn_macs; /* ether: resolved neighbours */
+	/* ether: resolved neighbours.  send() runs in application threads and
+	 * in the progress thread at once (acks, replies), so the table has its
+	 * own leaf lock; nothing else is taken while it is held. */
+	pthread_mutex_t rn_macs_lock;
+	struct rnal_map *rn_macs;
 	size_t rn_nmacs;
 	int rn_stopped;
 };

@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,26 @@ static int arp_lookup(const char *ifname, ptl_nid_t nid, uint8_t mac[6])
 	return rc;
 }
 
+/* The neighbour table: found -> fills OUT (if given) and returns true. */
+static bool mac_lookup_locked(struct rnal *rn, ptl_nid_t nid, struct rmpp_addr *out, uint16_t pid)
+{
+	for (size_t i = 0; i < rn->rn_nmacs; i++)
+		if (rn->rn_macs[i].nid == nid) {
+			if (out)
+				rmpp_addr_ether(out, rn->rn_macs[i].mac, pid);
+			return true;
+		}
+	return false;
+}
+
+static bool mac_lookup(struct rnal *rn, ptl_nid_t nid, struct rmpp_addr *out, uint16_t pid)
+{
+	pthread_mutex_lock(&rn->rn_macs_lock);
+	bool found = mac_lookup_locked(rn, nid, out, pid);
+	pthread_mutex_unlock(&rn->rn_macs_lock);
+	return found;
+}
+
 int rnal_addr(struct rnal *rn, ptl_process_id_t id, struct rmpp_addr *out)
 {
 	if (id.pid > 0xffff)
@@ -53,11 +74,11 @@ int rnal_addr(struct rnal *rn, ptl_process_id_t id, struct rmpp_addr *out)
 			      (uint16_t)id.pid);
 		return 0;
 	}
-	for (size_t i = 0; i < rn->rn_nmacs; i++)
-		if (rn->rn_macs[i].nid == id.nid) {
-			rmpp_addr_ether(out, rn->rn_macs[i].mac, (uint16_t)id.pid);
-			return 0;
-		}
+	if (mac_lookup(rn, id.nid, out, (uint16_t)id.pid))
+		return 0;
+	/* A miss: resolve without the lock (the neighbour table is a file, and
+	 * rmpp_ep_addr takes the endpoint lock), then add unless another
+	 * thread got there first. */
 	struct rnal_map m = {.nid = id.nid};
 	int rc;
 	if (id.nid == rn->rn_id.nid) {
@@ -70,13 +91,21 @@ int rnal_addr(struct rnal *rn, ptl_process_id_t id, struct rmpp_addr *out)
 			   rn->rn_ifname);
 		return rc;
 	}
-	struct rnal_map *t = realloc(rn->rn_macs, (rn->rn_nmacs + 1) * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	rn->rn_macs = t;
-	rn->rn_macs[rn->rn_nmacs++] = m;
-	rmpp_addr_ether(out, m.mac, (uint16_t)id.pid);
-	return 0;
+	pthread_mutex_lock(&rn->rn_macs_lock);
+	rc = 0;
+	if (!mac_lookup_locked(rn, id.nid, NULL, 0)) {
+		struct rnal_map *t = realloc(rn->rn_macs, (rn->rn_nmacs + 1) * sizeof(*t));
+		if (t) {
+			rn->rn_macs = t;
+			rn->rn_macs[rn->rn_nmacs++] = m;
+		} else {
+			rc = -ENOMEM;
+		}
+	}
+	pthread_mutex_unlock(&rn->rn_macs_lock);
+	if (rc == 0)
+		rmpp_addr_ether(out, m.mac, (uint16_t)id.pid);
+	return rc;
 }
 
 ptl_ni_fail_t rnal_fail_kind(int status)

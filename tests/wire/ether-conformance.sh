@@ -29,6 +29,8 @@ for b in ${ETHER_BINS:-check_init check_ni check_me check_match check_md check_o
 	if [ $rc -ne 0 ]; then
 		fail=1
 		echo "$out" | grep -E ':[FE]:' | head -20
+		# a rank killed by a sanitizer: its report is on the job's stderr
+		echo "$out" | grep -E -A14 'ERROR: (Address|Leak)Sanitizer|runtime error' | head -60
 	fi
 done
 echo "ether conformance: $(( $(date +%s) - t0 )) s"
