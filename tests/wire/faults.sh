@@ -8,7 +8,8 @@
 # the in-process shim below the reliable layer (P3_RMPP_FAULT: burst loss,
 # truncation/padding, ACK/CTS/DONE loss by kind), signals (peer death,
 # stopped receiver, flood against a stopped receiver), a PSN wrap (ISN near
-# 2^32), an MTU black hole (p3-netns blackhole) and raw garbage frames
+# 2^32), an MTU black hole (p3-netns blackhole), a truncating receiver
+# (WIREPUT_ACCEPT: MDs shorter than the messages) and raw garbage frames
 # (garbage.py, AF_PACKET, EtherType 0x88b5).
 #
 # WIRE_CASES="loss burst ..." selects cases (default: all); WIRE_KEEP=1 keeps
@@ -22,7 +23,7 @@ command -v nft >/dev/null 2>&1 || skip "nft not installed"
 [ -x "$PTLDUMP" ] || skip "ptldump not built ($PTLDUMP)"
 [ -x "$top_builddir/tools/p3-faultbridge" ] || skip "p3-faultbridge not built"
 WORK=$(mktemp -d /tmp/p3wire.XXXXXX)
-CASES=${WIRE_CASES:-"baseline loss burst tail ackloss dup reorder corrupt trunc restart death stopped flood wrap blackhole garbage"}
+CASES=${WIRE_CASES:-"baseline loss burst tail ackloss dup reorder corrupt trunc restart death stopped flood wrap blackhole truncmd garbage"}
 N=${WIRE_N:-40}
 pass=0 fail=0 failed=""
 
@@ -389,6 +390,21 @@ case_blackhole() { # §4.14: the target drops frames > 1000 bytes -> probes fall
 	expect "black-holed probes seen in the capture (largest HELLO ${h:-0} bytes > 1000)" [ "${h:-0}" -gt 1000 ]
 	holds "every other frame <= 1000 bytes (largest $m, DATA ${dd:-0})" '[ "${m:-9999}" -le 1000 ] && [ "${dd:-0}" -gt 0 ]'
 	expect "nftables dropped the probes (${nd:-0})" [ "${nd:-0}" -gt 0 ]
+}
+case_truncmd() { # §4.15: truncating receiver (MD shorter than the message) -> only accepted bytes sent
+	bed bridge
+	WIREPUT_ACCEPT=4096 traffic truncmd app
+	acc=$(sed -n 's/^wireput: accepted \([0-9]*\) of .*/\1/p' "$WORK/truncmd.out" | head -1)
+	tot=$(sed -n 's/^wireput: accepted [0-9]* of \([0-9]*\) bytes.*/\1/p' "$WORK/truncmd.out" | head -1)
+	bound=$(sed -n 's/.*wire bound \([0-9]*\)$/\1/p' "$WORK/truncmd.out" | head -1)
+	db=$(sed -n 's/^# payload: \([0-9]*\) data bytes.*/\1/p' "$WORK/truncmd.sum")
+	rb=$(sed -n 's/^# payload: .* (\([0-9]*\) of them in retransmissions).*/\1/p' "$WORK/truncmd.sum")
+	sent=$((${db:-0} - ${rb:-0}))
+	echo "    the target accepted ${acc:-?} of ${tot:-?} bytes; data on the wire $sent bytes (+ ${rb:-?} retransmitted); bound ${bound:-?} + 8 (checksum)"
+	expect "rendezvous messages sent ($(ireg rndv_msgs))" [ "$(ireg rndv_msgs)" -gt 0 ]
+	expect "data bytes on the wire ($sent) <= the bound for accepted bytes (${bound:-0} + 8)" \
+		[ "$sent" -le "$((${bound:-0} + 8))" ]
+	expect "far less than the messages' total (${tot:-0})" [ "$sent" -lt "$((${tot:-0} / 2))" ]
 }
 
 t_all=$(date +%s)

@@ -18,7 +18,15 @@
  * usage: wireput N SEED [READY_FILE]      exit 0 = all checks passed
  * env:   WIREPUT_TIMEOUT_MS (per event, default 30000), WIREPUT_WINDOW (4),
  *        WIREPUT_MAX (largest message, default 1 MiB), WIREPUT_PROGRESS_FILE
- *        (the initiator creates it once 10 messages are acked)
+ *        (the initiator creates it once 10 messages are acked),
+ *        WIREPUT_ACCEPT=K (rmpp.md §4.15, truncating receiver: the target
+ *        posts one ME per message, match bits 0x100 + i, whose MD holds only
+ *        min(size, K) bytes with PTL_MD_TRUNCATE; events, acks and bytes are
+ *        checked against the accepted length; both ranks print
+ *        "accepted A of T bytes, wire bound B" where B is the most data the
+ *        protocol may put on the wire: whole eager messages (sizes up to
+ *        P3_RMPP_EAGER_LIMIT, default 16384), and for rendezvous ones the
+ *        accepted bytes or the first segment (at most 1500 bytes))
  */
 #include <portals3.h>
 #include <p3rt/p3rt.h>
@@ -32,6 +40,24 @@
 #define NALREGS 48
 
 static unsigned timeout_ms = 30000;
+static uint64_t accept_max; /* WIREPUT_ACCEPT: 0 = the target takes everything */
+
+static uint64_t accepted_len(uint64_t size)
+{
+	return accept_max && size > accept_max ? accept_max : size;
+}
+
+/* The most payload rmpp may send for a message of SIZE bytes whose receiver
+ * accepts ACC of them: eager messages go whole (the sender cannot know), a
+ * rendezvous sends its first segment with the RTS and then only what the CTS
+ * grants. */
+static uint64_t wire_bound(uint64_t size, uint64_t acc, uint64_t eager)
+{
+	uint64_t first = size < 1500 ? size : 1500;
+	if (size <= eager)
+		return size;
+	return acc > first ? acc : first;
+}
 
 #include <stdarg.h>
 static void die(const char *who, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
@@ -143,6 +169,8 @@ int main(int argc, char **argv)
 		window = atoi(e);
 	if ((e = getenv("WIREPUT_MAX")))
 		maxsz = strtoull(e, NULL, 0);
+	if ((e = getenv("WIREPUT_ACCEPT")))
+		accept_max = strtoull(e, NULL, 0);
 	if (nmsg < 1 || window < 1)
 		die("?", "bad N or window");
 	rng = seed * 0x9E3779B97F4A7C15ull + 1;
@@ -161,6 +189,17 @@ int main(int argc, char **argv)
 		total += s;
 	}
 
+	if (accept_max) {
+		uint64_t acc = 0, bound = 0, eager = 16384;
+		if ((e = getenv("P3_RMPP_EAGER_LIMIT")))
+			eager = strtoull(e, NULL, 0);
+		for (int i = 0; i < nmsg; i++) {
+			acc += accepted_len(size[i]);
+			bound += wire_bound(size[i], accepted_len(size[i]), eager);
+		}
+		printf("wireput: accepted %llu of %llu bytes, wire bound %llu\n", (unsigned long long)acc,
+		       (unsigned long long)total, (unsigned long long)bound);
+	}
 	check("init", PtlInit(&max_if), "PtlInit");
 	check("init", PtlSetRank(PTL_INVALID_HANDLE, (unsigned)-1, (unsigned)-1), "PtlSetRank");
 	check("init", PtlNIInit(PTL_IFACE_AUTO, PTL_PID_ANY, NULL, NULL, &ni), "PtlNIInit");
@@ -191,6 +230,17 @@ int main(int argc, char **argv)
 		d.options = PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE;
 		d.eq_handle = eq;
 		check(who, PtlMDAttach(me, d, PTL_RETAIN, &md), "PtlMDAttach");
+		/* truncating receiver: one ME per message taking min(size, K) bytes */
+		for (int i = 0; accept_max && i < nmsg; i++) {
+			ptl_handle_me_t mi;
+			ptl_handle_md_t di;
+			check(who, PtlMEAttach(ni, PT, peer, 0x100 + (ptl_match_bits_t)i, 0, PTL_RETAIN,
+			                       PTL_INS_AFTER, &mi), "PtlMEAttach (per message)");
+			d.start = buf + off[i];
+			d.length = accepted_len(size[i]);
+			d.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE;
+			check(who, PtlMDAttach(mi, d, PTL_RETAIN, &di), "PtlMDAttach (per message)");
+		}
 		check(who, PtlMEAttach(ni, PT, peer, 2, 0, PTL_RETAIN, PTL_INS_AFTER, &me2), "PtlMEAttach 2");
 		d.start = &theirs;
 		d.length = sizeof(theirs);
@@ -216,11 +266,12 @@ int main(int argc, char **argv)
 			int i = (int)ev.hdr_data;
 			if (i < 0 || i >= nmsg)
 				die(who, "hdr_data %llu is no message index", (unsigned long long)ev.hdr_data);
-			if (ev.offset != off[i] || ev.mlength != size[i] || ev.rlength != size[i])
-				die(who, "message %d: offset %llu mlength %llu rlength %llu, want %llu/%llu",
+			uint64_t want_off = accept_max ? 0 : off[i], acc = accepted_len(size[i]);
+			if (ev.offset != want_off || ev.mlength != acc || ev.rlength != size[i])
+				die(who, "message %d: offset %llu mlength %llu rlength %llu, want %llu/%llu/%llu",
 				    i, (unsigned long long)ev.offset, (unsigned long long)ev.mlength,
-				    (unsigned long long)ev.rlength, (unsigned long long)off[i],
-				    (unsigned long long)size[i]);
+				    (unsigned long long)ev.rlength, (unsigned long long)want_off,
+				    (unsigned long long)acc, (unsigned long long)size[i]);
 			if (ev.type == PTL_EVENT_PUT_START) {
 				if (seen[i] != 0)
 					die(who, "message %d: PUT_START twice or after PUT_END", i);
@@ -237,13 +288,17 @@ int main(int argc, char **argv)
 		}
 		if (starts != nmsg)
 			die(who, "%d PUT_START for %d messages", starts, nmsg);
-		for (int i = 0; i < nmsg; i++)
-			for (uint64_t k = 0; k < size[i]; k++)
-				if (buf[off[i] + k] != pat((uint32_t)i, k))
-					die(who, "message %d (size %llu): byte %llu is 0x%02x, want 0x%02x", i,
-					    (unsigned long long)size[i], (unsigned long long)k,
-					    buf[off[i] + k], pat((uint32_t)i, k));
-		sum = fnv(sum, buf, total);
+		for (int i = 0; i < nmsg; i++) {
+			uint64_t acc = accepted_len(size[i]);
+			for (uint64_t k = 0; k < size[i]; k++) {
+				unsigned char want = k < acc ? pat((uint32_t)i, k) : 0xEE;
+				if (buf[off[i] + k] != want)
+					die(who, "message %d (size %llu, accepted %llu): byte %llu is 0x%02x, want 0x%02x",
+					    i, (unsigned long long)size[i], (unsigned long long)acc,
+					    (unsigned long long)k, buf[off[i] + k], want);
+			}
+			sum = fnv(sum, buf + off[i], acc);
+		}
 		if (sum != theirs)
 			die(who, "checksum %016llx, the initiator sent %016llx",
 			    (unsigned long long)sum, (unsigned long long)theirs);
@@ -271,7 +326,10 @@ int main(int argc, char **argv)
 		for (int i = 0; i < nmsg; i++)
 			for (uint64_t k = 0; k < size[i]; k++)
 				buf[off[i] + k] = pat((uint32_t)i, k);
-		sum = fnv(sum, buf, total);
+		/* the checksum covers what the target accepts (everything unless
+		 * WIREPUT_ACCEPT): message by message, as the target computes it */
+		for (int i = 0; i < nmsg; i++)
+			sum = fnv(sum, buf + off[i], accepted_len(size[i]));
 		cs = sum;
 		check(who, PtlEQAlloc(ni, (ptl_size_t)(4 * window + 64), PTL_EQ_HANDLER_NONE, &eq), "PtlEQAlloc");
 		while (done < nmsg + 1) {
@@ -284,15 +342,16 @@ int main(int argc, char **argv)
 				d.user_ptr = (void *)(intptr_t)next;
 				d.eq_handle = eq;
 				check(who, PtlMDBind(ni, d, PTL_RETAIN, &mds[next]), "PtlMDBind");
-				check(who, PtlPut(mds[next], PTL_ACK_REQ, peer, PT, 0, next < nmsg ? 1 : 2,
-				                  next < nmsg ? off[next] : 0, (ptl_hdr_data_t)next),
+				ptl_match_bits_t bits = next == nmsg ? 2 : accept_max ? 0x100 + (ptl_match_bits_t)next : 1;
+				check(who, PtlPut(mds[next], PTL_ACK_REQ, peer, PT, 0, bits,
+				                  next < nmsg && !accept_max ? off[next] : 0, (ptl_hdr_data_t)next),
 				      "PtlPut");
 				next++;
 				inflight++;
 			}
 			next_event(who, eq, &ev);
 			int i = (int)(intptr_t)ev.md.user_ptr;
-			uint64_t want = i < nmsg ? size[i] : sizeof(cs);
+			uint64_t want = i < nmsg ? accepted_len(size[i]) : sizeof(cs);
 			int k = ev.type == PTL_EVENT_SEND_START ? 0 : ev.type == PTL_EVENT_SEND_END ? 1
 			        : ev.type == PTL_EVENT_ACK ? 2 : -1;
 			if (i < 0 || i > nmsg || k < 0)
