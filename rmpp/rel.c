@@ -922,8 +922,14 @@ void rmpp_rel_output(struct rmpp_ep *ep, struct rmpp_conn *c)
 
 static void timeout_or_dead(struct rmpp_ep *ep, struct rmpp_conn *c, bool *dead)
 {
-	c->n_timeouts++;
-	*dead = c->n_timeouts >= ep->cfg.dead_timeouts;
+	/* Dead only after DEAD_TIMEOUTS unanswered timeouts spanning at least
+	 * DEAD_MIN_US: the backed-off RTOs alone add up to a few seconds, and
+	 * a live peer in app progress that computes that long without calling
+	 * into its library (so without acking) must not be declared dead. */
+	if (c->n_timeouts++ == 0)
+		c->silent_since = ep->now;
+	*dead = c->n_timeouts >= ep->cfg.dead_timeouts &&
+		ep->now - c->silent_since >= ep->cfg.dead_min_us;
 	if (*dead)
 		rmpp_conn_fail(ep, c, RMPP_PEER_DEAD, 0);
 }

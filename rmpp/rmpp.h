@@ -106,6 +106,9 @@ const char *rmpp_addr_str(const struct rmpp_addr *addr, char *buf, size_t len);
 	  "max probe interval while operations wait on an otherwise silent peer")                 \
 	X(DEAD_TIMEOUTS, dead_timeouts, 15, 1, 1000,                                                \
 	  "consecutive timeouts after which a peer is declared dead")                              \
+	X(DEAD_MIN_US, dead_min_us, 30000000, 0, 3600000000ULL,                                     \
+	  "...and the least time those timeouts must span: a peer in app progress may compute "   \
+	  "for seconds without acking")                                                            \
 	X(CRC, crc, 1, 0, 1, "UDP: add and require CRC32C (always on for Ethernet)")              \
 	X(SPIN_US, spin_us, 50, 0, 1000000, "progress spins this long before blocking")          \
 	X(SPIN_YIELD, spin_yield, 0, 0, 1,                                                          \

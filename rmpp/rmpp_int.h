@@ -228,6 +228,7 @@ struct rmpp_conn {
 	struct rmpp_rtt rtt;
 	uint64_t min_rtt_us;
 	unsigned n_timeouts; /* consecutive */
+	uint64_t silent_since; /* time of the first of those timeouts */
 	uint64_t tx_seq_next, rack_xmit_seq, rack_rtt_us;
 	uint64_t ka_at, ka_us; /* keepalive while operations wait on the peer */
 	unsigned reo_mult;

@@ -574,6 +574,11 @@ struct udp_mark {
 	uint32_t burst;
 	uint64_t bytes;
 };
+/* A run that makes no progress for this long is given up (the reference
+ * reports 0).  Well below rmpp's dead-peer bound (DEAD_MIN_US, 30 s): the
+ * ranks do not call into Portals here, so a longer stall would get the
+ * silent rank declared dead by its peer. */
+#define UDP_STREAM_STALL_S 10
 #define UDP_TAG_DATA 0x44415441u
 #define UDP_TAG_MARK 0x4d41524bu
 #define UDP_TAG_END 0x454e4421u
@@ -620,7 +625,7 @@ static double udp_stream_run(struct pb_ctx *c, int s, char *buf, size_t size, ui
 						m = (struct udp_mark){UDP_TAG_MARK, burst, 0};
 						if (send(s, &m, sizeof(m), 0) < 0)
 							failed = 1;
-						if (pb_now() - t0 > 60)
+						if (pb_now() - t0 > UDP_STREAM_STALL_S)
 							failed = 1;
 						continue;
 					}
@@ -644,7 +649,7 @@ static double udp_stream_run(struct pb_ctx *c, int s, char *buf, size_t size, ui
 			uint32_t tag;
 
 			if (r < 0) {
-				if (pb_now() - t0 > 60) {
+				if (pb_now() - t0 > UDP_STREAM_STALL_S) {
 					failed = 1;
 					break;
 				}

@@ -86,15 +86,26 @@ static inline void put(struct pb_ctx *c, ptl_handle_md_t md, size_t size, ptl_ac
 
 /* ---- control over Portals ---- */
 
+#define PB_BARRIER_TIMEOUT_MS 300000
+
 static void ptl_barrier(struct pb_ctx *c, uint64_t mine, uint64_t *peer)
 {
 	ptl_event_t ev;
 	int rc;
 
+	int which;
+
 	put(c, c->cmd, 0, PTL_NO_ACK_REQ, PB_MB_CTRL, mine);
-	rc = PtlEQWait(c->ctrl_eq, &ev); /* never spin here: the peer may be busy */
+	/* Blocking (never spin here: the peer may be busy), but bounded: the
+	 * control put has no EQ, so if the transport gave up on the peer
+	 * nothing else would end the wait.  Both ranks run the same steps, so
+	 * a healthy peer arrives within seconds. */
+	rc = PtlEQPoll(&c->ctrl_eq, 1, PB_BARRIER_TIMEOUT_MS, &ev, &which);
+	if (rc == PTL_EQ_EMPTY)
+		pb_die(c, "barrier: no word from the peer within %d s (it died, or the transport "
+			  "declared it dead: see the NAL's counters)", PB_BARRIER_TIMEOUT_MS / 1000);
 	if (rc != PTL_OK)
-		pb_die(c, "barrier: PtlEQWait: %s", PtlErrorStr((unsigned)rc));
+		pb_die(c, "barrier: PtlEQPoll: %s", PtlErrorStr((unsigned)rc));
 	if (ev.type != PTL_EVENT_PUT_END || ev.ni_fail_type != PTL_NI_OK)
 		ev_die(c, "barrier", &ev, PTL_EVENT_PUT_END);
 	if (peer)

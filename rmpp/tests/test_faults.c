@@ -561,6 +561,7 @@ START_TEST(t_peer_death)
 	rmpp_config_init(&cfg);
 	cfg.rto_max_us = 20000;
 	cfg.dead_timeouts = 8;
+	cfg.dead_min_us = 0; /* the count alone (the time bound: t_dead_min) */
 	h_ep_init(&A, &cfg, 0, 1);
 	struct rmpp_config bc = B.cfg;
 	bc.send_close = 0;
@@ -585,6 +586,38 @@ START_TEST(t_peer_death)
 	ck_assert_uint_eq(ca.peers_dead, 1);
 	ck_assert_int_eq(h_send(&A, &B, 1, 16), -EHOSTUNREACH);
 	fprintf(stderr, "peer declared dead after %llu us\n", (unsigned long long)dt);
+}
+END_TEST
+
+/* A silent peer is declared dead only once the timeouts span DEAD_MIN_US
+ * (a live peer in app progress may not ack while it computes). */
+START_TEST(t_dead_min)
+{
+	h_ep_fini(&A);
+	struct rmpp_config cfg;
+	rmpp_config_init(&cfg);
+	cfg.rto_max_us = 20000;
+	cfg.dead_timeouts = 4;
+	cfg.dead_min_us = 400000;
+	h_ep_init(&A, &cfg, 0, 1);
+	struct rmpp_config bc = B.cfg;
+	bc.send_close = 0;
+	uint16_t port = B.port;
+	h_ep_fini(&B);
+	h_ep_init(&B, &bc, port, 2);
+	ck_assert_int_eq(h_send(&A, &B, 100, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 1, 5000));
+	h_ep_fini(&B);
+	ck_assert_int_eq(h_send(&A, &B, 4096, 16), 0);
+	uint64_t t0 = h_now_us();
+	struct h_ep *eps[1] = {&A};
+	h_run(eps, 1, NULL, NULL, 3000);
+	ck_assert_uint_eq(A.ev_dead, 1);
+	uint64_t dt = A.ev_time_us - t0;
+	/* 4 timeouts alone take ~1+2+4+8 ms; the time bound holds it to 400 ms */
+	ck_assert_uint_ge(dt, 400000);
+	ck_assert_uint_lt(dt, 2500000);
+	fprintf(stderr, "peer declared dead after %llu us (DEAD_MIN_US 400000)\n", (unsigned long long)dt);
 }
 END_TEST
 
@@ -667,6 +700,7 @@ static Suite *suite(void)
 	ADD(tc, t_peer_restart);
 	ADD(tc, t_peer_close);
 	ADD(tc, t_peer_death);
+	ADD(tc, t_dead_min);
 	ADD(tc, t_wrap_under_loss);
 	ADD(tc, t_garbage_frames);
 	suite_add_tcase(s, tc);
