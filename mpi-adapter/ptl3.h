@@ -51,6 +51,8 @@
 #define PTL3_LONG_BIT (1ULL << 63)
 #define PTL3_HDR_HAS_DATA (1ULL << 63)
 #define PTL3_SENDID_MASK 0x7FFFFFFFULL
+/* inject copies up to this size stay with their op slot for reuse */
+#define PTL3_BOUNCE_KEEP 65536
 
 #define PTL3_ADDR_MAGIC 0x50334649u /* "P3FI" */
 #define PTL3_ADDR_VERSION 1
@@ -67,6 +69,7 @@ struct ptl3_params {
 	char progress[16];	/* app|thread|"" (library default) */
 	int counters;		/* print counters at endpoint close */
 	size_t eager;		/* eager limit (bytes) */
+	size_t inject_size;	/* tx_attr->inject_size: sends up to this are copied */
 	size_t ebuf_size;	/* size of one unexpected buffer */
 	int ebuf_count;		/* unexpected buffers per queue */
 	int eq_size;		/* Portals EQ entries */
@@ -245,7 +248,8 @@ struct ptl3_op {
 	size_t len;
 	int got_ack, got_get, got_send_end;
 	size_t acked;
-	void *bounce;
+	void *bounce;		/* inject copy; kept with the slot (ptl3_op_bounce) */
+	size_t bounce_cap;
 	uint64_t send_id;
 	/* recv */
 	int qid;
@@ -336,6 +340,11 @@ void ptl3_cntr_inc_locked(struct ptl3_cntr *cntr, int err);
 void ptl3_ep_progress_locked(struct ptl3_ep *ep);
 struct ptl3_op *ptl3_op_alloc_locked(struct ptl3_ep *ep, int kind);
 void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op);
+/* A copy of buf[0..len) owned by op (for FI_INJECT), or NULL (out of
+ * memory).  Small copies keep their buffer with the op slot for the next
+ * user: a window of injects then allocates nothing (malloc/free of such
+ * windows made glibc trim and re-fault its heap every round). */
+void *ptl3_op_bounce(struct ptl3_op *op, const void *buf, size_t len);
 void *ptl3_op_uptr(const struct ptl3_op *op);
 void ptl3_tx_complete_locked(struct ptl3_ep *ep, struct ptl3_op *op, int err);
 void ptl3_rx_complete_locked(struct ptl3_ep *ep, void *context, uint64_t flags, void *buf,

@@ -155,6 +155,7 @@ int ptl3_getinfo(uint32_t version, const char *node, const char *service, uint64
 		fi->tx_attr->caps |= FI_RMA | FI_READ | FI_WRITE;
 		fi->rx_attr->caps |= FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	}
+	fi->tx_attr->inject_size = ptl3_params.inject_size;
 	free(fi->domain_attr->name);
 	char dname[48];
 	snprintf(dname, sizeof(dname), "ptl3");

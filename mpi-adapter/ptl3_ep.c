@@ -40,7 +40,11 @@ struct ptl3_op *ptl3_op_alloc_locked(struct ptl3_ep *ep, int kind)
 		op->idx = idx;
 	}
 	uint32_t gen = (op->gen + 1) & 0x3FFFFFFFu;
+	void *bounce = op->bounce;
+	size_t bounce_cap = op->bounce_cap;
 	memset(op, 0, sizeof(*op));
+	op->bounce = bounce;
+	op->bounce_cap = bounce_cap;
 	op->idx = idx;
 	op->gen = gen ? gen : 1;
 	op->kind = kind;
@@ -55,9 +59,27 @@ void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op)
 	if (!op->live)
 		return;
 	op->live = 0;
-	free(op->bounce);
-	op->bounce = NULL;
+	if (op->bounce_cap > PTL3_BOUNCE_KEEP) {
+		free(op->bounce);
+		op->bounce = NULL;
+		op->bounce_cap = 0;
+	}
 	ep->freeidx[ep->nfree++] = op->idx;
+}
+
+void *ptl3_op_bounce(struct ptl3_op *op, const void *buf, size_t len)
+{
+	if (op->bounce_cap < len) {
+		free(op->bounce);
+		op->bounce_cap = len < 256 ? 256 : len;
+		op->bounce = malloc(op->bounce_cap);
+		if (!op->bounce) {
+			op->bounce_cap = 0;
+			return NULL;
+		}
+	}
+	memcpy(op->bounce, buf, len);
+	return op->bounce;
 }
 
 void *ptl3_op_uptr(const struct ptl3_op *op)

@@ -580,14 +580,12 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	if (flags & FI_INJECT) {
 		op->want_comp = 0;
 		if (len) {
-			op->bounce = malloc(len);
-			if (!op->bounce) {
+			buf = ptl3_op_bounce(op, buf, len);
+			if (!buf) {
 				ptl3_op_free_locked(ep, op);
 				ptl3_unlock(ep->dom);
 				return -FI_EAGAIN;
 			}
-			memcpy(op->bounce, buf, len);
-			buf = op->bounce;
 		}
 	} else {
 		op->want_comp = !ep->tx_selective || (flags & FI_COMPLETION);

@@ -40,14 +40,12 @@ static ssize_t rma_common(struct ptl3_ep *ep, int write, const struct iovec *iov
 	op->context = context;
 	op->want_comp = !(flags & FI_INJECT) && (!ep->tx_selective || (flags & FI_COMPLETION));
 	if (write && (flags & FI_INJECT) && len) {
-		op->bounce = malloc(len);
-		if (!op->bounce) {
+		buf = ptl3_op_bounce(op, buf, len);
+		if (!buf) {
 			ptl3_op_free_locked(ep, op);
 			ptl3_unlock(ep->dom);
 			return -FI_EAGAIN;
 		}
-		memcpy(op->bounce, buf, len);
-		buf = op->bounce;
 	}
 	ptl_md_t md;
 	memset(&md, 0, sizeof(md));

@@ -167,12 +167,30 @@ static void run_output(struct rmpp_ep *ep)
 	rmpp_ep_tx_flush(ep);
 }
 
+/* Release every held message; true if there were any. */
+static bool release_all_lazy(struct rmpp_ep *ep)
+{
+	bool any = false;
+	for (struct rmpp_conn *c = ep->conns; c; c = c->lnext)
+		if (c->lazy_head) {
+			rmpp_msg_lazy_release(ep, c);
+			any = true;
+		}
+	return any;
+}
+
 /* Next protocol deadline (0: none). */
 static uint64_t run_timers(struct rmpp_ep *ep)
 {
 	uint64_t next = rmpp_fault_poll(ep, ep->now);
 	for (struct rmpp_conn *c = ep->conns; c; c = c->lnext) {
 		uint64_t t = rmpp_rel_timers(ep, c, ep->now);
+		if (c->lazy_head) {
+			if (ep->now >= c->lazy_due)
+				rmpp_msg_lazy_release(ep, c);
+			else if (!t || c->lazy_due < t)
+				t = c->lazy_due;
+		}
 		if (t && (!next || t < next))
 			next = t;
 	}
@@ -261,6 +279,11 @@ int rmpp_progress(struct rmpp_ep *ep, int timeout_ms)
 			next = pass(ep);
 			continue;
 		}
+		/* about to block: held messages have nothing left to wait for */
+		if (release_all_lazy(ep)) {
+			next = pass(ep);
+			continue;
+		}
 		/* block on the link and the wakeup fd until the next deadline */
 		uint64_t until = deadline;
 		if (next && (!until || next < until))
@@ -316,8 +339,9 @@ int rmpp_ep_fd(struct rmpp_ep *ep)
 
 /* ---- API entry points ------------------------------------------------------------- */
 
-int rmpp_send(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr, size_t hdr_len,
-	      const struct iovec *iov, size_t niov, uint64_t offset, uint64_t len, void *cookie)
+static int send_common(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
+		       size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
+		       uint64_t len, void *cookie, bool lazy)
 {
 	if (hdr_len > RMPP_MAX_HDR || len > UINT32_MAX || (hdr_len && !hdr) ||
 	    (len && (!iov || !niov)) || peer->ra_link != ep->link.self.ra_link)
@@ -365,17 +389,20 @@ int rmpp_send(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
 		ep->ctr.rndv_msgs++;
 	else
 		ep->ctr.eager_msgs++;
-	m->msn = c->tx_msn++;
-	if (c->txq_tail)
-		c->txq_tail->next = m;
-	else
-		c->txq_head = m;
-	c->txq_tail = m;
 	m->anext = c->tx_all;
 	if (c->tx_all)
 		c->tx_all->aprev = m;
 	c->tx_all = m;
-	rmpp_conn_want_output(ep, c);
+	if (lazy && !m->rndv && ep->cfg.lazy_us) {
+		rmpp_msg_lazy_hold(ep, c, m);
+		ep->depth--;
+		pthread_mutex_unlock(&ep->lock);
+		return 0;
+	}
+	rmpp_msg_enqueue(ep, c, m);
+	/* held messages follow this one, in the same transmit batch */
+	if (c->lazy_head)
+		rmpp_msg_lazy_release(ep, c);
 	if (ep->depth == 1) {
 		ep->now = rmpp_now_us();
 		run_output(ep);
@@ -387,6 +414,19 @@ int rmpp_send(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
 	if (wake)
 		rmpp_wakeup(ep);
 	return 0;
+}
+
+int rmpp_send(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr, size_t hdr_len,
+	      const struct iovec *iov, size_t niov, uint64_t offset, uint64_t len, void *cookie)
+{
+	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, false);
+}
+
+int rmpp_send_lazy(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
+		   size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
+		   uint64_t len, void *cookie)
+{
+	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, true);
 }
 
 int rmpp_peer_resume(struct rmpp_ep *ep, const struct rmpp_addr *peer)

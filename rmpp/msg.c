@@ -122,6 +122,43 @@ static struct rmpp_txmsg *rndv_find(struct rmpp_conn *c, uint32_t msn)
 	return NULL;
 }
 
+void rmpp_msg_enqueue(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg *m)
+{
+	m->msn = c->tx_msn++;
+	m->next = NULL;
+	if (c->txq_tail)
+		c->txq_tail->next = m;
+	else
+		c->txq_head = m;
+	c->txq_tail = m;
+	rmpp_conn_want_output(ep, c);
+}
+
+void rmpp_msg_lazy_hold(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg *m)
+{
+	m->next = NULL;
+	if (c->lazy_tail) {
+		c->lazy_tail->next = m;
+	} else {
+		c->lazy_head = m;
+		c->lazy_due = rmpp_now_us() + ep->cfg.lazy_us;
+	}
+	c->lazy_tail = m;
+	ep->ctr.lazy_held++;
+}
+
+void rmpp_msg_lazy_release(struct rmpp_ep *ep, struct rmpp_conn *c)
+{
+	struct rmpp_txmsg *m = c->lazy_head;
+	c->lazy_head = c->lazy_tail = NULL;
+	c->lazy_due = 0;
+	while (m) {
+		struct rmpp_txmsg *n = m->next;
+		rmpp_msg_enqueue(ep, c, m);
+		m = n;
+	}
+}
+
 void rmpp_msg_output(struct rmpp_ep *ep, struct rmpp_conn *c)
 {
 	while (rmpp_rel_can_send(ep, c)) {
@@ -403,6 +440,8 @@ void rmpp_msg_fail_all(struct rmpp_ep *ep, struct rmpp_conn *c, int status)
 	struct rmpp_txmsg *tl = c->tx_all;
 	struct rmpp_rxmsg *re = c->rx_eager, *rl = c->rx_rndv;
 	c->txq_head = c->txq_tail = NULL;
+	c->lazy_head = c->lazy_tail = NULL; /* held messages are on tx_all too */
+	c->lazy_due = 0;
 	c->rndv_head = NULL;
 	c->tx_all = NULL;
 	c->rx_eager = NULL;

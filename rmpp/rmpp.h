@@ -110,6 +110,9 @@ const char *rmpp_addr_str(const struct rmpp_addr *addr, char *buf, size_t len);
 	  "...and the least time those timeouts must span: a peer in app progress may compute "   \
 	  "for seconds without acking")                                                            \
 	X(CRC, crc, 1, 0, 1, "UDP: add and require CRC32C (always on for Ethernet)")              \
+	X(LAZY_US, lazy_us, 20, 0, 100000,                                                         \
+	  "a message sent with rmpp_send_lazy() (the Portals NAL's ACKs) waits at most this long "\
+	  "to follow the next message to the same peer; 0 = send at once")                        \
 	X(SPIN_US, spin_us, 50, 0, 1000000, "progress spins this long before blocking")          \
 	X(SPIN_YIELD, spin_yield, 0, 0, 1,                                                          \
 	  "the spin yields the CPU instead of pausing (set by the NALs for a progress thread)")  \
@@ -183,7 +186,8 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(fault_truncs, "fault shim: frames truncated")                                          \
 	X(send_errors, "link send errors")                                                      \
 	X(mtu_fallbacks, "path-MTU probe size lowered (HELLO probes unanswered, peer alive)")     \
-	X(rx_buffered_peak, "most packets ever held in reorder slots at once (all peers)")
+	X(rx_buffered_peak, "most packets ever held in reorder slots at once (all peers)")        \
+	X(lazy_held, "messages held by rmpp_send_lazy() to follow the next one")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;
@@ -318,6 +322,19 @@ uint32_t rmpp_ep_epoch(struct rmpp_ep *ep);
  */
 int rmpp_send(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr, size_t hdr_len,
 	      const struct iovec *iov, size_t niov, uint64_t offset, uint64_t len, void *cookie);
+
+/*
+ * rmpp_send() for a small message nobody is waiting on in a hurry (the
+ * Portals ACK of a put): it is held for at most LAZY_US so that it leaves
+ * right after the next message to the same peer (in the same sendmmsg)
+ * instead of in a datagram of its own ahead of it.  A held message takes its
+ * place in the per-connection order when it is released, i.e. messages sent
+ * while it is held are delivered before it.  Released early when the
+ * progress engine is about to block; messages above EAGER_LIMIT are never held.
+ */
+int rmpp_send_lazy(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
+		   size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
+		   uint64_t len, void *cookie);
 
 /* A connection that deferred a header (RMPP_RX_DEFER) may continue: the
  * header is offered again from inside this call.  0, or -ENOENT. */

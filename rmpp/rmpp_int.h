@@ -257,6 +257,8 @@ struct rmpp_conn {
 	struct rmpp_txmsg *txq_head, *txq_tail; /* first packet not yet (fully) sent */
 	struct rmpp_txmsg *rndv_head;           /* rendezvous in progress */
 	struct rmpp_txmsg *tx_all;              /* every unfinished send */
+	struct rmpp_txmsg *lazy_head, *lazy_tail; /* RMPP_SEND_LAZY, no msn yet */
+	uint64_t lazy_due;                        /* when the oldest must go */
 	struct rmpp_ctrl *ctrlq;
 	unsigned ctrl_n, ctrl_cap;
 	/* message layer: receive */
@@ -361,6 +363,12 @@ void rmpp_conn_fail(struct rmpp_ep *ep, struct rmpp_conn *c, enum rmpp_peer_even
 int rmpp_msg_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt);
 /* Emit packets while the window allows. */
 void rmpp_msg_output(struct rmpp_ep *ep, struct rmpp_conn *c);
+/* Give M its message sequence number and queue it for output. */
+void rmpp_msg_enqueue(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg *m);
+/* Hold M (rmpp_send_lazy) until rmpp_msg_lazy_release() or LAZY_US. */
+void rmpp_msg_lazy_hold(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg *m);
+/* Queue every held message of C, oldest first. */
+void rmpp_msg_lazy_release(struct rmpp_ep *ep, struct rmpp_conn *c);
 bool rmpp_msg_has_output(struct rmpp_conn *c);
 /* A ring entry left the window (acked, or dropped on failure). */
 void rmpp_msg_entry_done(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txent *e);

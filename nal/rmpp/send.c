@@ -136,6 +136,12 @@ int rnal_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const st
 	if (rc)
 		return rc;
 	p3_hdr_pack(hdr, wire);
+	/* Nobody is blocked on an ACK the way the peer is on a reply: let it
+	 * follow the target's next message (an MPI ping-pong's answer) in the
+	 * same batch instead of costing a datagram and a syscall ahead of it. */
+	if (hdr->type == P3_MSG_ACK)
+		return rmpp_send_lazy(rn->rn_ep, &to, wire, sizeof(wire), iov, niov, offset, len,
+				      msg);
 	return rmpp_send(rn->rn_ep, &to, wire, sizeof(wire), iov, niov, offset, len, msg);
 }
 

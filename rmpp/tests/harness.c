@@ -62,6 +62,8 @@ static int rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_
 		ck_assert_uint_eq(((const unsigned char *)hdr)[i], (unsigned char)(i ^ hh.seq));
 	if (h->defer_seq >= 0 && hh.seq == (uint32_t)h->defer_seq && h->deferring)
 		return RMPP_RX_DEFER;
+	if (h->rx_hdr_calls <= 16)
+		h->arrival[h->rx_hdr_calls - 1] = hh.seq;
 	if (hh.seq != h->next_seq)
 		h->order_errors++;
 	if (hh.seq < H_MAX_SEQ) {
@@ -224,7 +226,7 @@ void h_ep_fini(struct h_ep *h)
 	h->seen = NULL;
 }
 
-int h_send(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len)
+static int send_seq(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len, bool lazy)
 {
 	struct h_hdr hh = {.magic = H_MAGIC, .seq = h->sent_seq, .len = len};
 	unsigned char hdr[RMPP_MAX_HDR + 16]; /* room for the oversize case */
@@ -245,7 +247,8 @@ int h_send(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len)
 	struct iovec iov[3] = {{t->buf, 1},
 			       {t->buf + 1, 2 + len / 2},
 			       {t->buf + 3 + len / 2, len - len / 2}};
-	int rc = rmpp_send(h->ep, &to->addr, hdr, hdr_len, iov, 3, 3, len, t);
+	int rc = (lazy ? rmpp_send_lazy : rmpp_send)(h->ep, &to->addr, hdr, hdr_len, iov, 3, 3, len,
+						      t);
 	if (rc == 0)
 		h->sent_seq++;
 	else {
@@ -253,6 +256,16 @@ int h_send(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len)
 		free(t);
 	}
 	return rc;
+}
+
+int h_send(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len)
+{
+	return send_seq(h, to, len, hdr_len, false);
+}
+
+int h_send_lazy(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len)
+{
+	return send_seq(h, to, len, hdr_len, true);
 }
 
 bool h_run(struct h_ep **eps, int n, h_cond_fn cond, void *arg, int timeout_ms)

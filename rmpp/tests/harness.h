@@ -26,6 +26,7 @@ struct h_ep {
 	uint64_t rx_bytes;
 	uint64_t last_accepted;
 	unsigned char *seen; /* seen[seq] */
+	uint32_t arrival[16]; /* seq of the first 16 headers, in arrival order */
 	/* send side */
 	unsigned tx_ok, tx_fail, tx_fail_reset, tx_fail_timeout;
 	uint64_t tx_last_accepted;
@@ -44,6 +45,8 @@ void h_ep_fini(struct h_ep *h);
 /* Send message number h->sent_seq++ of len bytes to peer; header of hdr_len
  * (>= 16) bytes.  Returns rmpp_send's result. */
 int h_send(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len);
+/* The same through rmpp_send_lazy(). */
+int h_send_lazy(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len);
 /* Drive all endpoints until cond(arg) or timeout; returns true if cond. */
 typedef bool (*h_cond_fn)(void *arg);
 bool h_run(struct h_ep **eps, int n, h_cond_fn cond, void *arg, int timeout_ms);

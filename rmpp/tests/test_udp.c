@@ -94,6 +94,65 @@ START_TEST(t_header_only)
 }
 END_TEST
 
+/* rmpp_send_lazy: a held message leaves after the next message to the same
+ * peer; alone, it leaves within LAZY_US (or when progress would block);
+ * with LAZY_US 0 it is an ordinary send; held messages fail cleanly when the
+ * endpoint goes away. */
+START_TEST(t_lazy)
+{
+	struct rmpp_counters ca;
+	/* establish the connection first */
+	ck_assert_int_eq(h_send(&A, &B, 8, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 1, 5000));
+	/* held, then overtaken by an ordinary message: arrival order 2, 1 */
+	ck_assert_int_eq(h_send_lazy(&A, &B, 0, 32), 0);
+	ck_assert_int_eq(h_send(&A, &B, 100, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 3, 5000));
+	ck_assert_uint_eq(B.arrival[1], 2);
+	ck_assert_uint_eq(B.arrival[2], 1);
+	ck_assert_uint_eq(B.rx_ok, 3);
+	ck_assert_uint_eq(A.tx_ok, 3);
+	ck_assert_uint_eq(B.data_errors + B.dup_errors + B.rx_fail, 0);
+	h_counters(&A, &ca);
+	ck_assert_uint_eq(ca.lazy_held, 1);
+	/* alone: released by the LAZY_US timer or the block, promptly */
+	uint64_t t0 = h_now_us();
+	ck_assert_int_eq(h_send_lazy(&A, &B, 0, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 4, 5000));
+	uint64_t dt = h_now_us() - t0;
+	ck_assert_uint_lt(dt, 500000); /* LAZY_US is 20 us; slack for a loaded machine */
+	ck_assert_uint_eq(B.arrival[3], 3);
+	/* above the eager limit: never held */
+	ck_assert_int_eq(h_send_lazy(&A, &B, A.cfg.eager_limit + 1, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 5, 5000));
+	h_counters(&A, &ca);
+	ck_assert_uint_eq(ca.lazy_held, 2);
+	/* held when the endpoint is destroyed: completes with an error */
+	ck_assert_int_eq(h_send_lazy(&A, &B, 0, 16), 0);
+	unsigned fail0 = A.tx_fail;
+	h_ep_fini(&A);
+	ck_assert_uint_eq(A.tx_fail, fail0 + 1);
+	h_ep_init(&A, NULL, 0, 1);
+}
+END_TEST
+
+START_TEST(t_lazy_off)
+{
+	h_ep_fini(&A);
+	struct rmpp_config cfg;
+	rmpp_config_init(&cfg);
+	cfg.lazy_us = 0;
+	h_ep_init(&A, &cfg, 0, 1);
+	ck_assert_int_eq(h_send_lazy(&A, &B, 0, 16), 0);
+	ck_assert_int_eq(h_send(&A, &B, 10, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 2, 5000));
+	check_clean(&B, 2);
+	struct rmpp_counters ca;
+	h_counters(&A, &ca);
+	ck_assert_uint_eq(ca.lazy_held, 0);
+}
+END_TEST
+
 START_TEST(t_truncate)
 {
 	B.accept_limit = 100000;
@@ -206,6 +265,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_sizes);
 	tcase_add_test(tc, t_many_small_both_ways);
 	tcase_add_test(tc, t_header_only);
+	tcase_add_test(tc, t_lazy);
+	tcase_add_test(tc, t_lazy_off);
 	tcase_add_test(tc, t_truncate);
 	tcase_add_test(tc, t_wrap);
 	tcase_add_test(tc, t_threads_blocking);
