@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* cma.c - single copy between processes with process_vm_readv (Linux
- * cross-memory attach): probes and the iovec-to-iovec pull. */
+/* cma.c - single copy between processes with process_vm_readv/writev (Linux
+ * cross-memory attach): probes and the iovec-to-iovec copy. */
 #include "config.h"
 
 #include <errno.h>
@@ -53,14 +53,25 @@ int shm_cma_probe_self(void)
 int shm_cma_read(uint32_t ospid, const struct iovec *liov, size_t lniov, uint64_t loffset,
                  const struct shm_cma_iov *riov, size_t rniov, uint64_t len)
 {
+	return shm_cma_copy(ospid, 0, liov, lniov, loffset, riov, rniov, 0, len);
+}
+
+int shm_cma_copy(uint32_t ospid, int write, const struct iovec *liov, size_t lniov,
+                 uint64_t loffset, const struct shm_cma_iov *riov, size_t rniov, uint64_t roffset,
+                 uint64_t len)
+{
 #ifdef HAVE_PROCESS_VM_READV
 	size_t li = 0, ri = 0;
-	uint64_t loff = loffset, roff = 0;
+	uint64_t loff = loffset, roff = roffset;
 
-	/* skip to the local offset */
+	/* skip to the offsets */
 	while (li < lniov && loff >= liov[li].iov_len) {
 		loff -= liov[li].iov_len;
 		li++;
+	}
+	while (ri < rniov && roff >= riov[ri].ci_len) {
+		roff -= riov[ri].ci_len;
+		ri++;
 	}
 	while (len > 0) {
 		struct iovec l[SHM_CMA_BATCH], r[SHM_CMA_BATCH];
@@ -115,7 +126,8 @@ int shm_cma_read(uint32_t ospid, const struct iovec *liov, size_t lniov, uint64_
 		}
 
 		ssize_t got =
-		    process_vm_readv((pid_t)ospid, l, (unsigned long)nl, r, (unsigned long)nr, 0);
+		    write ? process_vm_writev((pid_t)ospid, l, (unsigned long)nl, r, (unsigned long)nr, 0)
+		          : process_vm_readv((pid_t)ospid, l, (unsigned long)nl, r, (unsigned long)nr, 0);
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
@@ -162,11 +174,13 @@ int shm_cma_read(uint32_t ospid, const struct iovec *liov, size_t lniov, uint64_
 	return 0;
 #else
 	(void)ospid;
+	(void)write;
 	(void)liov;
 	(void)lniov;
 	(void)loffset;
 	(void)riov;
 	(void)rniov;
+	(void)roffset;
 	(void)len;
 	return -ENOSYS;
 #endif

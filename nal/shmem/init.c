@@ -34,6 +34,11 @@ static const struct shm_param shm_params[] = {
      "inbound rings in this NI's segment: how many processes can send to it"},
     {"P3_SHMEM_SPIN_US", SHM_CF(cf_spin_us), 30, 0, 100000,
      "microseconds progress() polls before blocking on the doorbell"},
+    {"P3_SHMEM_COOP_MIN", SHM_CF(cf_coop_min), 256u * 1024u, 0, 0xffffffffu,
+     "single-copy messages from this size on are copied by both sides at once (the sender "
+     "pushes from the back); 0 = the receiver pulls alone"},
+    {"P3_SHMEM_COOP_DENY", SHM_CF(cf_coop_deny), 0, 0, 1,
+     "testing: the sender's pushes fail as if process_vm_writev were denied"},
     {"P3_SHMEM_CONNECT_TIMEOUT", SHM_CF(cf_connect_timeout_ms), 10000, 0, 3600000,
      "milliseconds a send waits for a peer's segment to appear before PTL_NI_PEER_DEAD"},
 };

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,149 @@ static ptl_ni_fail_t shm_cma_status(int err)
 	}
 }
 
+/* The destination as one piece of memory, or NULL. */
+static uint8_t *shm_iov_contig(const struct iovec *iov, size_t niov, uint64_t offset, uint64_t len)
+{
+	for (size_t i = 0; i < niov; i++) {
+		if (offset >= iov[i].iov_len) {
+			offset -= iov[i].iov_len;
+			continue;
+		}
+		return iov[i].iov_len - offset >= len ? (uint8_t *)iov[i].iov_base + offset : NULL;
+	}
+	return NULL;
+}
+
+#define SHM_COOP_CHUNK_MIN (128u * 1024u)
+#define SHM_COOP_SPLIT     16u
+#define SHM_COOP_WAIT_NS   (30ull * 1000000000ull) /* a claimed chunk, at most */
+
+/* Copy chunk c of a cooperative pull ourselves. */
+static int shm_coop_pull_chunk(struct shm_rx *rx, const struct shm_rx_ctx *ctx,
+                               const struct iovec *iov, size_t niov, uint64_t offset,
+                               uint64_t mlen, uint64_t chunk, uint32_t c)
+{
+	uint64_t off = (uint64_t)c * chunk;
+	uint64_t n = mlen - off < chunk ? mlen - off : chunk;
+	return shm_cma_copy(rx->rx_ospid, 0, iov, niov, offset + off, ctx->rc_riov, ctx->rc_rniov,
+	                    off, n);
+}
+
+/*
+ * A large single-copy message with the sender's help (shmem.h, "Cooperative
+ * copy"): open a slot, send COOP, pull chunks from the front, then wait for
+ * the chunks the sender claimed (copying any it gave back).  The wait is
+ * for a copy in progress in a live process; a sender that dies ends it with
+ * -ESRCH.  Nothing of the sender's can write into the buffer after return:
+ * every chunk is DONE, or was never claimed by it.
+ */
+static int shm_coop_pull(struct shm_ni *ni, struct shm_rx *rx, const struct shm_rx_ctx *ctx,
+                         const struct iovec *iov, size_t niov, uint64_t offset, uint64_t mlen,
+                         uint8_t *dest)
+{
+	uint32_t slot = 0;
+	while (slot < SHM_COOP_SLOTS && (ni->ni_coop_busy & (1u << slot)))
+		slot++;
+	if (slot == SHM_COOP_SLOTS)
+		return shm_cma_read(rx->rx_ospid, iov, niov, offset, ctx->rc_riov, ctx->rc_rniov,
+		                    mlen);
+	/* 16 chunks (the imbalance at the end is at most one), not below
+	 * 128 KiB (a system call and two atomics per chunk) */
+	uint64_t chunk = (mlen + SHM_COOP_SPLIT - 1) / SHM_COOP_SPLIT;
+	if (chunk < SHM_COOP_CHUNK_MIN)
+		chunk = SHM_COOP_CHUNK_MIN;
+	chunk = (chunk + 4095) & ~(uint64_t)4095;
+	uint32_t nchunks = (uint32_t)((mlen + chunk - 1) / chunk);
+	uint32_t gen = ni->ni_coop_gen[slot] = (ni->ni_coop_gen[slot] + 1) & 0x3fffffffu;
+	_Atomic uint32_t *word = shm_coop_words(ni->ni_hdr, slot);
+	for (uint32_t c = 0; c < SHM_COOP_CHUNKS; c++) /* stale claims fail on gen */
+		atomic_store_explicit(&word[c], gen << 2 | SHM_COOP_FREE, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	ni->ni_coop_busy |= 1u << slot;
+	struct shm_coop cp = {.cp_seq = ctx->rc_seq,
+	                      .cp_dest = (uint64_t)(uintptr_t)dest,
+	                      .cp_len = mlen,
+	                      .cp_chunk = chunk,
+	                      .cp_slot = slot,
+	                      .cp_gen = gen,
+	                      .cp_nchunks = nchunks};
+	shm_send_coop(ni, rx->rx_peer, &cp); /* if it fails, we copy everything */
+
+	int err = 0;
+	uint32_t c = 0;
+	for (; c < nchunks && !err; c++) {
+		uint32_t expect = gen << 2 | SHM_COOP_FREE;
+		if (!atomic_compare_exchange_strong_explicit(&word[c], &expect,
+		                                             gen << 2 | SHM_COOP_BUSY,
+		                                             memory_order_acquire,
+		                                             memory_order_relaxed))
+			break; /* the sender has the rest */
+		err = shm_coop_pull_chunk(rx, ctx, iov, niov, offset, mlen, chunk, c);
+		atomic_store_explicit(&word[c], gen << 2 | SHM_COOP_DONE, memory_order_release);
+	}
+	/* the sender's chunks: wait, or take back the ones it returned */
+	uint64_t spins = 0, since = 0;
+	for (; c < nchunks; c++) {
+		since = 0;
+		for (;;) {
+			uint32_t v = atomic_load_explicit(&word[c], memory_order_acquire);
+			if ((v & 3) == SHM_COOP_DONE)
+				break;
+			uint32_t expect = gen << 2 | SHM_COOP_FREE;
+			if ((v & 3) == SHM_COOP_FREE &&
+			    atomic_compare_exchange_strong_explicit(&word[c], &expect,
+			                                            gen << 2 | SHM_COOP_BUSY,
+			                                            memory_order_acquire,
+			                                            memory_order_relaxed)) {
+				int e = err ? 0 : shm_coop_pull_chunk(rx, ctx, iov, niov, offset, mlen,
+				                                      chunk, c);
+				if (e)
+					err = e;
+				atomic_store_explicit(&word[c], gen << 2 | SHM_COOP_DONE,
+				                      memory_order_release);
+				break;
+			}
+			if ((++spins & 1023) == 0) {
+				if (kill((pid_t)rx->rx_ospid, 0) < 0 && errno == ESRCH) {
+					err = -ESRCH; /* its copy died with it */
+					goto out;
+				}
+				uint64_t now = shm_now_ns();
+				if (!since) {
+					since = now;
+				} else if (now - since > SHM_COOP_WAIT_NS) {
+					/* no copy of one chunk takes this long: a peer that
+					 * holds a claim and does nothing is not trusted again */
+					p3_lib_log(ni->ni_lib, 0,
+					           "shmem: os pid %u held a cooperative-copy chunk for "
+					           "%llu s: message failed, no longer reading from it",
+					           rx->rx_ospid,
+					           (unsigned long long)(SHM_COOP_WAIT_NS / 1000000000u));
+					rx->rx_broken = 1;
+					err = -ETIMEDOUT;
+					goto out;
+				}
+				sched_yield();
+			}
+		}
+	}
+out:
+	ni->ni_coop_busy &= ~(1u << slot);
+	shm_ctr_inc(&ni->ni_ctr[SHM_CTR_COOP_MSGS_RECV], 1);
+	return err;
+}
+
+/* Pull a single-copy message: alone, or with the sender's help. */
+static int shm_cma_pull(struct shm_ni *ni, struct shm_rx *rx, const struct shm_rx_ctx *ctx,
+                        const struct iovec *iov, size_t niov, uint64_t offset, uint64_t mlen)
+{
+	uint8_t *dest;
+	if (ni->ni_cf.cf_coop_min && mlen >= ni->ni_cf.cf_coop_min && rx->rx_coop && rx->rx_peer &&
+	    (dest = shm_iov_contig(iov, niov, offset, mlen)) != NULL)
+		return shm_coop_pull(ni, rx, ctx, iov, niov, offset, mlen, dest);
+	return shm_cma_read(rx->rx_ospid, iov, niov, offset, ctx->rc_riov, ctx->rc_rniov, mlen);
+}
+
 int shm_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec *iov, size_t niov,
              uint64_t offset, uint64_t mlen, uint64_t rlen)
 {
@@ -125,8 +269,7 @@ int shm_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec *
 	case SHM_REC_CMA_RTS: {
 		int err = 0;
 		if (mlen)
-			err = shm_cma_read(rx->rx_ospid, iov, niov, offset, ctx->rc_riov,
-			                   ctx->rc_rniov, mlen);
+			err = shm_cma_pull(ni, rx, ctx, iov, niov, offset, mlen);
 		if (err) {
 			p3_lib_log(ni->ni_lib, 1, "shmem: single copy from os pid %u failed: %s",
 			           rx->rx_ospid, strerror(-err));
@@ -214,6 +357,7 @@ static int shm_rx_hello(struct shm_ni *ni, uint32_t idx, struct shm_rx *rx,
 	rx->rx_key = shm_peer_key(id);
 	rx->rx_ospid = he.he_ospid;
 	rx->rx_incarnation = he.he_incarnation;
+	rx->rx_coop = !!(he.he_flags & SHM_SEG_F_COOP);
 	rx->rx_hello = 1;
 	rx->rx_peer = shm_peer_lookup(ni, id, 1);
 
@@ -290,6 +434,16 @@ int shm_rx_record(struct shm_ni *ni, uint32_t idx, struct shm_rx *rx, const stru
 			shm_ctr_add(ni, SHM_CTR_BAD_RECORDS, 1);
 			return 0; /* a stray completion: ignore it */
 		}
+		return 1;
+	}
+
+	case SHM_REC_COOP: {
+		struct shm_coop cp;
+		if (len < sizeof(cp))
+			return -EPROTO;
+		memcpy(&cp, rec, sizeof(cp));
+		if (!rx->rx_peer || shm_peer_coop(ni, rx->rx_peer, &cp) < 0)
+			shm_ctr_add(ni, SHM_CTR_BAD_RECORDS, 1); /* stray or malformed: ignore */
 		return 1;
 	}
 

@@ -287,7 +287,7 @@ static int shm_push_hello_locked(struct shm_ni *ni, struct shm_peer *peer)
 	he->he_nid = ni->ni_id.nid;
 	he->he_pid = ni->ni_id.pid;
 	he->he_ospid = ni->ni_ospid;
-	he->he_flags = ni->ni_cma ? SHM_SEG_F_CMA : 0;
+	he->he_flags = (ni->ni_cma ? SHM_SEG_F_CMA : 0) | (ni->ni_cf.cf_coop_min ? SHM_SEG_F_COOP : 0);
 	he->he_incarnation = ni->ni_hdr->sh_incarnation;
 	he->he_probe_addr = shm_cma_probe_addr();
 	he->he_probe_value = shm_cma_probe_value();
@@ -355,7 +355,7 @@ static int shm_push_locked(struct shm_ni *ni, struct shm_peer *peer, struct shm_
 
 	case SHM_TX_CMA: {
 		size_t n = shm_iov_span(e->tq_iov, e->tq_niov, e->tq_off, e->tq_len);
-		struct shm_cma_wait *w = malloc(sizeof(*w));
+		struct shm_cma_wait *w = malloc(sizeof(*w) + n * sizeof(struct iovec));
 		if (!w)
 			return -ENOMEM;
 		r = shm_ring_reserve(tx,
@@ -385,6 +385,8 @@ static int shm_push_locked(struct shm_ni *ni, struct shm_peer *peer, struct shm_
 			if (take) {
 				ci[k].ci_addr = (uint64_t)(uintptr_t)e->tq_iov[i].iov_base + off;
 				ci[k].ci_len = take;
+				w->cw_iov[k].iov_base = (uint8_t *)e->tq_iov[i].iov_base + off;
+				w->cw_iov[k].iov_len = take;
 				k++;
 			}
 			left -= take;
@@ -394,6 +396,7 @@ static int shm_push_locked(struct shm_ni *ni, struct shm_peer *peer, struct shm_
 		w->cw_msg = e->tq_msg;
 		w->cw_seq = e->tq_seq;
 		w->cw_len = e->tq_len;
+		w->cw_niov = k;
 		if (peer->pr_w_tail)
 			peer->pr_w_tail->cw_next = w;
 		else
@@ -454,6 +457,20 @@ static int shm_push_locked(struct shm_ni *ni, struct shm_peer *peer, struct shm_
 		dn->dn_seq = e->tq_seq;
 		dn->dn_status = e->tq_status;
 		dn->dn_bytes = e->tq_bytes;
+		peer->pr_need_wake = 1;
+		return 1;
+	}
+
+	case SHM_TX_COOP: {
+		r = shm_ring_reserve(tx, sizeof(struct shm_coop), &rec);
+		if (r != SHM_RING_OK)
+			break;
+		/* the body only: the ring owns the record header's length */
+		memcpy((uint8_t *)rec + sizeof(struct shm_rec),
+		       (const uint8_t *)&e->tq_coop + sizeof(struct shm_rec),
+		       sizeof(e->tq_coop) - sizeof(struct shm_rec));
+		rec->r_kind = SHM_REC_COOP;
+		rec->r_flags = 0;
 		peer->pr_need_wake = 1;
 		return 1;
 	}
@@ -641,15 +658,9 @@ int shm_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const str
 	return 0;
 }
 
-int shm_send_done(struct shm_ni *ni, struct shm_peer *peer, uint64_t seq, ptl_ni_fail_t status,
-                  uint64_t bytes)
+/* A control record (DONE, COOP) to peer: at once, or queued behind its sends. */
+static int shm_send_ctrl(struct shm_ni *ni, struct shm_peer *peer, struct shm_txq e)
 {
-	struct shm_txq e = {
-	    .tq_kind = SHM_TX_DONE,
-	    .tq_seq = seq,
-	    .tq_status = status,
-	    .tq_bytes = bytes,
-	};
 	int ret = 0;
 
 	pthread_mutex_lock(&peer->pr_lock);
@@ -682,6 +693,80 @@ int shm_send_done(struct shm_ni *ni, struct shm_peer *peer, uint64_t seq, ptl_ni
 out:
 	pthread_mutex_unlock(&peer->pr_lock);
 	return ret;
+}
+
+int shm_send_done(struct shm_ni *ni, struct shm_peer *peer, uint64_t seq, ptl_ni_fail_t status,
+                  uint64_t bytes)
+{
+	struct shm_txq e = {
+	    .tq_kind = SHM_TX_DONE,
+	    .tq_seq = seq,
+	    .tq_status = status,
+	    .tq_bytes = bytes,
+	};
+	return shm_send_ctrl(ni, peer, e);
+}
+
+int shm_send_coop(struct shm_ni *ni, struct shm_peer *peer, const struct shm_coop *cp)
+{
+	struct shm_txq e = {.tq_kind = SHM_TX_COOP, .tq_coop = *cp};
+	return shm_send_ctrl(ni, peer, e);
+}
+
+/*
+ * Sender side of a cooperative copy: claim chunks from the back and push
+ * them into the receiver.  Runs with the peer lock held, so the mapping of
+ * the receiver's segment (where the chunk words are) cannot go away.  A
+ * record that does not describe one of our waiting sends exactly is
+ * ignored; a push that fails gives its chunk back and stops pushes to that
+ * peer (the receiver then copies it itself).
+ */
+int shm_peer_coop(struct shm_ni *ni, struct shm_peer *peer, const struct shm_coop *cp)
+{
+	pthread_mutex_lock(&peer->pr_lock);
+	struct shm_cma_wait *w = peer->pr_w_head;
+	while (w && w->cw_seq != cp->cp_seq)
+		w = w->cw_next;
+	int bad = !w || cp->cp_slot >= SHM_COOP_SLOTS || cp->cp_nchunks == 0 ||
+	          cp->cp_nchunks > SHM_COOP_CHUNKS || cp->cp_len > w->cw_len || cp->cp_chunk == 0 ||
+	          cp->cp_chunk > cp->cp_len ||
+	          (cp->cp_nchunks - 1) * cp->cp_chunk >= cp->cp_len ||
+	          cp->cp_nchunks * cp->cp_chunk < cp->cp_len;
+	if (bad || peer->pr_state != SHM_PEER_UP || peer->pr_push_denied) {
+		pthread_mutex_unlock(&peer->pr_lock);
+		return bad ? -EPROTO : 0;
+	}
+	_Atomic uint32_t *word = shm_coop_words(peer->pr_hdr, cp->cp_slot);
+	uint32_t gen = cp->cp_gen & 0x3fffffffu;
+	uint64_t pushed = 0;
+	for (uint32_t c = cp->cp_nchunks; c-- > 0;) {
+		uint32_t expect = gen << 2 | SHM_COOP_FREE;
+		if (!atomic_compare_exchange_strong_explicit(&word[c], &expect,
+		                                             gen << 2 | SHM_COOP_BUSY,
+		                                             memory_order_acquire,
+		                                             memory_order_relaxed))
+			break; /* the receiver's front got here (or the slot moved on) */
+		uint64_t off = (uint64_t)c * cp->cp_chunk;
+		uint64_t n = cp->cp_len - off < cp->cp_chunk ? cp->cp_len - off : cp->cp_chunk;
+		struct shm_cma_iov dst = {cp->cp_dest, cp->cp_len};
+		int err = ni->ni_cf.cf_coop_deny ? -EPERM
+		                                 : shm_cma_copy(peer->pr_ospid, 1, w->cw_iov,
+		                                                w->cw_niov, off, &dst, 1, off, n);
+		if (err) {
+			atomic_store_explicit(&word[c], gen << 2 | SHM_COOP_FREE, memory_order_release);
+			peer->pr_push_denied = 1;
+			p3_lib_log(ni->ni_lib, 2,
+			           "shmem: process_vm_writev into os pid %u failed (%s): the receiver "
+			           "copies alone from now on",
+			           peer->pr_ospid, strerror(-err));
+			break;
+		}
+		atomic_store_explicit(&word[c], gen << 2 | SHM_COOP_DONE, memory_order_release);
+		pushed += n;
+	}
+	shm_ctr_inc(&peer->pr_ctr[SHM_CTR_COOP_BYTES_PUSHED], pushed);
+	pthread_mutex_unlock(&peer->pr_lock);
+	return 0;
 }
 
 /* Push queued entries; finalize completed sends outside the lock. */

@@ -34,7 +34,7 @@
 /* ---- segment layout (shared between processes; pinned) --------------- */
 
 #define SHM_MAGIC          0x50334d53u /* "SM3P" little-endian */
-#define SHM_LAYOUT_VERSION 1u
+#define SHM_LAYOUT_VERSION 2u /* 2: the cooperative-copy area */
 #define SHM_NAME_PREFIX    "p3shm"
 #define SHM_NAME_MAX       64
 
@@ -82,7 +82,8 @@ static_assert(offsetof(struct shm_seg_hdr, sh_state) == 96, "segment header layo
 static_assert(offsetof(struct shm_seg_hdr, sh_doorbell) == 128, "doorbell on its own line");
 static_assert(sizeof(struct shm_seg_hdr) == 192, "segment header size");
 
-#define SHM_SEG_F_CMA 0x1u /* the owner allows/uses single copy */
+#define SHM_SEG_F_CMA  0x1u /* the owner allows/uses single copy */
+#define SHM_SEG_F_COOP 0x2u /* HELLO: the sender pushes part of large messages */
 
 enum shm_claim_state { SHM_CLAIM_FREE = 0, SHM_CLAIM_BUSY = 1, SHM_CLAIM_TAKEN = 2 };
 
@@ -94,7 +95,25 @@ struct shm_claim {
 };
 static_assert(sizeof(struct shm_claim) == 16, "claim layout");
 
-#define SHM_HDR_AREA 4096 /* header + padding before the claim table */
+#define SHM_HDR_AREA 4096 /* header, cooperative-copy area, then the claim table */
+
+/*
+ * Cooperative copy of large single-copy messages: the receiver pulls chunks
+ * from the front with process_vm_readv while the sender, told by a COOP
+ * record, pushes chunks from the back with process_vm_writev (one kernel
+ * copy runs at half of memcpy's rate once the data leaves the LLC; two in
+ * parallel do not).  The chunk states live in the receiver's segment, one
+ * slot per message in progress: a 32-bit word per chunk, (gen << 2) | state,
+ * so a claim (CAS FREE -> BUSY) by a sender holding a stale COOP record for
+ * a reused slot fails.  Only the receiver (re)initialises a slot.
+ */
+#define SHM_COOP_OFF     256u
+#define SHM_COOP_SLOTS   15u
+#define SHM_COOP_CHUNKS  64u /* per message at most */
+#define SHM_COOP_STRIDE  (SHM_COOP_CHUNKS * 4u)
+enum { SHM_COOP_FREE = 0, SHM_COOP_BUSY = 1, SHM_COOP_DONE = 2 };
+static_assert(SHM_COOP_OFF >= 192 && SHM_COOP_OFF + SHM_COOP_SLOTS * SHM_COOP_STRIDE <= SHM_HDR_AREA,
+              "cooperative-copy area inside the header area");
 
 /* ---- records (inside rings) ------------------------------------------ */
 
@@ -104,7 +123,8 @@ static_assert(sizeof(struct shm_claim) == 16, "claim layout");
 	X(CMA_RTS, 3)  /* p3_hdr + shm_cma_desc: receiver pulls with process_vm_readv */           \
 	X(CMA_DONE, 4) /* receiver -> sender: the pull is over */                                  \
 	X(PIPE_RTS, 5) /* p3_hdr + seq: DATA records follow */                                     \
-	X(DATA, 6)     /* one chunk of a PIPE message */
+	X(DATA, 6)     /* one chunk of a PIPE message */                                           \
+	X(COOP, 7)     /* receiver -> sender: push chunks of a CMA message (struct shm_coop) */
 
 enum shm_rec_kind {
 #define SHM_REC_KIND_ENUM(name, value) SHM_REC_##name = value,
@@ -154,6 +174,22 @@ struct shm_done {
 	uint64_t dn_bytes; /* bytes pulled */
 };
 static_assert(sizeof(struct shm_done) == 40, "done layout");
+
+/* COOP: copy message cp_seq's first cp_len bytes to cp_dest in the
+ * receiver, chunks of cp_chunk bytes claimed in slot cp_slot, generation
+ * cp_gen, of the receiver's cooperative-copy area. */
+struct shm_coop {
+	struct shm_rec cp_rec;
+	uint64_t cp_seq;
+	uint64_t cp_dest;
+	uint64_t cp_len;
+	uint64_t cp_chunk;
+	uint32_t cp_slot;
+	uint32_t cp_gen;
+	uint32_t cp_nchunks;
+	uint32_t cp_pad;
+};
+static_assert(sizeof(struct shm_coop) == 64, "coop layout");
 
 /* DATA: payload starts at SHM_DATA_HDR_LEN (cache-line aligned). */
 struct shm_data {
@@ -241,7 +277,9 @@ void shm_cleanup_unregister(const char *name);
 	X(FUTEX_WAKES, "doorbell wakeups sent to sleeping peers")                                  \
 	X(PEERS_CONNECTED, "peers whose segment this NI attached")                                 \
 	X(PEERS_DEAD, "peers declared dead")                                                       \
-	X(BAD_RECORDS, "malformed records or rings discarded")
+	X(BAD_RECORDS, "malformed records or rings discarded")                                     \
+	X(COOP_MSGS_RECV, "single-copy messages received with the sender's help")                 \
+	X(COOP_BYTES_PUSHED, "bytes this NI pushed into receivers with process_vm_writev")
 
 enum shm_counter {
 #define SHM_COUNTER_ENUM(name, help) SHM_CTR_##name,
@@ -251,7 +289,7 @@ enum shm_counter {
 };
 
 /* A send (or a control record) that could not go out at once. */
-enum shm_txq_kind { SHM_TX_EAGER, SHM_TX_CMA, SHM_TX_PIPE, SHM_TX_DONE };
+enum shm_txq_kind { SHM_TX_EAGER, SHM_TX_CMA, SHM_TX_PIPE, SHM_TX_DONE, SHM_TX_COOP };
 
 struct shm_txq {
 	struct shm_txq *tq_next;
@@ -264,6 +302,7 @@ struct shm_txq {
 	uint64_t tq_seq;    /* CMA/PIPE/DONE sequence */
 	uint32_t tq_status; /* DONE */
 	uint64_t tq_bytes;  /* DONE: bytes pulled */
+	struct shm_coop tq_coop; /* COOP */
 	size_t tq_niov;     /* source iovec (a copy once queued) */
 	struct iovec *tq_iov;
 	uint64_t tq_off; /* payload offset in tq_iov */
@@ -276,6 +315,8 @@ struct shm_cma_wait {
 	struct p3_msg *cw_msg;
 	uint64_t cw_seq;
 	uint64_t cw_len;
+	size_t cw_niov; /* the payload, in this process (for COOP pushes) */
+	struct iovec cw_iov[];
 };
 
 enum shm_peer_state {
@@ -315,6 +356,7 @@ struct shm_peer {
 	uint64_t pr_deadline_ns; /* CONNECTING: give up at */
 	uint64_t pr_retry_ns;    /* next connect attempt */
 	int pr_need_wake;        /* a record went out since the last doorbell check */
+	int pr_push_denied;      /* process_vm_writev into it failed: no more COOP pushes */
 	_Atomic int pr_busy;     /* queued or awaited work: progress looks here */
 	_Atomic uint64_t pr_ctr[SHM_CTR_COUNT]; /* send-side counters (pr_lock) */
 	struct shm_peer *pr_next_all;           /* ni->ni_peers list (immutable once linked) */
@@ -340,6 +382,7 @@ struct shm_rx {
 	uint64_t rx_key;
 	uint32_t rx_ospid;
 	uint64_t rx_incarnation;
+	int rx_coop; /* its HELLO offered to push (SHM_SEG_F_COOP) */
 	struct shm_peer *rx_peer;
 	struct shm_pipe_rx rx_pipe;
 };
@@ -350,6 +393,8 @@ struct shm_config {
 	uint32_t cf_max_peers;
 	uint32_t cf_spin_us;
 	uint32_t cf_connect_timeout_ms;
+	uint32_t cf_coop_min;
+	uint32_t cf_coop_deny; /* test: act as if process_vm_writev were denied */
 	int cf_cma;
 };
 
@@ -381,6 +426,8 @@ struct shm_ni {
 	_Atomic uint32_t ni_npeers;
 	_Atomic int ni_busy_peers; /* peers with pr_busy set */
 	uint64_t ni_next_check_ns; /* liveness checks (progress lock) */
+	uint32_t ni_coop_busy;     /* slots of our cooperative-copy area in use (progress lock) */
+	uint32_t ni_coop_gen[SHM_COOP_SLOTS];
 
 	_Atomic uint64_t ni_ctr[SHM_CTR_COUNT];
 };
@@ -417,6 +464,10 @@ int shm_peer_drain(struct shm_ni *ni, struct shm_peer *peer);
 void shm_peer_fail(struct shm_ni *ni, struct shm_peer *peer, ptl_ni_fail_t status);
 int shm_peer_check(struct shm_ni *ni, struct shm_peer *peer, uint64_t now);
 int shm_peer_cma_done(struct shm_ni *ni, struct shm_peer *peer, uint64_t seq, ptl_ni_fail_t status);
+/* Receiver -> sender: ask it to push chunks of message seq (a COOP record). */
+int shm_send_coop(struct shm_ni *ni, struct shm_peer *peer, const struct shm_coop *cp);
+/* Sender: a COOP record from peer; push what can be claimed. 0 or -EPROTO. */
+int shm_peer_coop(struct shm_ni *ni, struct shm_peer *peer, const struct shm_coop *cp);
 void shm_peer_wake_producer(struct shm_ni *ni, struct shm_peer *peer);
 void shm_peer_release(struct shm_peer *peer);
 
@@ -442,6 +493,16 @@ uint64_t shm_cma_probe_value(void);
  * -EPERM: not permitted, -EPROTO: remote iovec shorter than len). */
 int shm_cma_read(uint32_t ospid, const struct iovec *liov, size_t lniov, uint64_t loffset,
                  const struct shm_cma_iov *riov, size_t rniov, uint64_t len);
+/* The general form: `write` pushes local -> remote (process_vm_writev),
+ * otherwise pulls; both iovecs entered at their offsets. */
+int shm_cma_copy(uint32_t ospid, int write, const struct iovec *liov, size_t lniov,
+                 uint64_t loffset, const struct shm_cma_iov *riov, size_t rniov, uint64_t roffset,
+                 uint64_t len);
+/* The chunk words of slot `slot` of a segment's cooperative-copy area. */
+static inline _Atomic uint32_t *shm_coop_words(void *seg_base, uint32_t slot)
+{
+	return (_Atomic uint32_t *)((uint8_t *)seg_base + SHM_COOP_OFF + slot * SHM_COOP_STRIDE);
+}
 
 /* iovec helpers (recv.c) */
 void shm_iov_copy_in(const struct iovec *iov, size_t niov, uint64_t offset, const void *src,

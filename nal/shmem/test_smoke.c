@@ -320,6 +320,18 @@ static int initiator(int ready_fd, int done_fd, int bench)
 
 	CHECK(p_PtlNIStatus(ni, PTL_SR_NAL_BASE + 2, &v)); /* single-copy msgs sent */
 	printf("shmem smoke: rank 0 single-copy sends %llu\n", (unsigned long long)v);
+	/* cooperative copies: the gets' replies of >= P3_SHMEM_COOP_MIN bytes */
+	ptl_sr_value_t coop, pushed;
+	CHECK(p_PtlNIStatus(ni, PTL_SR_NAL_BASE + 18, &coop)); /* COOP_MSGS_RECV */
+	CHECK(p_PtlNIStatus(ni, PTL_SR_NAL_BASE + 19, &pushed)); /* COOP_BYTES_PUSHED */
+	printf("shmem smoke: rank 0 cooperative receives %llu, bytes pushed %llu\n",
+	       (unsigned long long)coop, (unsigned long long)pushed);
+	const char *want = getenv("SMOKE_EXPECT_COOP");
+	if (want && coop < strtoull(want, NULL, 0))
+		FAIL("%llu cooperative receives, expected at least %s", (unsigned long long)coop,
+		     want);
+	if (getenv("P3_SHMEM_COOP_DENY") && pushed)
+		FAIL("pushed %llu bytes with pushes denied", (unsigned long long)pushed);
 	CHECK(p_PtlNIFini(ni));
 	p_PtlFini();
 	free(buf);

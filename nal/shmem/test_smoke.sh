@@ -14,6 +14,18 @@ for progress in app thread; do
 		if [ $r -ne 0 ]; then rc=1; fi
 	done
 done
+# cooperative copy (both sides copy a large message): from 64 KiB on, so
+# the 65536 ... 4 MiB+5 sizes take it (the gets' replies are received by
+# rank 0: 4 of them); with the sender's pushes denied (it gives its chunk
+# back, the receiver copies everything); and switched off
+for progress in app thread; do
+	echo "== PTL_PROGRESS=$progress P3_SHMEM_COOP_MIN=65536"
+	PTL_PROGRESS=$progress P3_SHMEM_COOP_MIN=65536 SMOKE_EXPECT_COOP=4 $bin || rc=1
+done
+echo "== P3_SHMEM_COOP_MIN=65536 P3_SHMEM_COOP_DENY=1"
+P3_SHMEM_COOP_MIN=65536 P3_SHMEM_COOP_DENY=1 SMOKE_EXPECT_COOP=4 $bin || rc=1
+echo "== P3_SHMEM_COOP_MIN=0"
+P3_SHMEM_COOP_MIN=0 $bin || rc=1
 for cma in 1 0; do
 	echo "== --peer-death P3_SHMEM_CMA=$cma"
 	P3_SHMEM_CMA=$cma $bin --peer-death || rc=1
