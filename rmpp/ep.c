@@ -604,6 +604,11 @@ void rmpp_ep_destroy(struct rmpp_ep *ep)
 	pthread_mutex_lock(&ep->lock);
 	ep->depth++;
 	ep->now = rmpp_now_us();
+	/* Held messages (a Portals ACK for a put that arrived just before the
+	 * NI closed) go out now, once, ahead of the CLOSE: the initiator may be
+	 * waiting for exactly that ACK before it closes in turn. */
+	if (release_all_lazy(ep))
+		run_output(ep);
 	for (struct rmpp_conn *c = ep->conns; c; c = c->lnext) {
 		if (ep->cfg.send_close && c->state == CONN_ESTABLISHED)
 			rmpp_rel_send_reset(ep, &c->peer, c->peer_epoch, c->peer.ra_ep,
