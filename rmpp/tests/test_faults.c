@@ -554,14 +554,17 @@ START_TEST(t_peer_close)
 }
 END_TEST
 
-START_TEST(t_peer_death)
+/* A with fast, bounded death detection (RTO_MAX 20 ms, the given count and
+ * time span); B without CLOSE; one message across, then B dies silently and
+ * never comes back. */
+static void pair_then_silent_death(unsigned dead_timeouts, uint64_t dead_min_us)
 {
 	h_ep_fini(&A);
 	struct rmpp_config cfg;
 	rmpp_config_init(&cfg);
 	cfg.rto_max_us = 20000;
-	cfg.dead_timeouts = 8;
-	cfg.dead_min_us = 0; /* the count alone (the time bound: t_dead_min) */
+	cfg.dead_timeouts = dead_timeouts;
+	cfg.dead_min_us = dead_min_us;
 	h_ep_init(&A, &cfg, 0, 1);
 	struct rmpp_config bc = B.cfg;
 	bc.send_close = 0;
@@ -570,7 +573,12 @@ START_TEST(t_peer_death)
 	h_ep_init(&B, &bc, port, 2);
 	ck_assert_int_eq(h_send(&A, &B, 100, 16), 0);
 	ck_assert(h_run_pair(&A, &B, 1, 5000));
-	h_ep_fini(&B); /* dies silently, never comes back */
+	h_ep_fini(&B);
+}
+
+START_TEST(t_peer_death)
+{
+	pair_then_silent_death(8, 0); /* the count alone (the time bound: t_dead_min) */
 	for (unsigned i = 0; i < 3; i++)
 		ck_assert_int_eq(h_send(&A, &B, 1 << 20, 16), 0);
 	uint64_t t0 = h_now_us();
@@ -593,21 +601,7 @@ END_TEST
  * (a live peer in app progress may not ack while it computes). */
 START_TEST(t_dead_min)
 {
-	h_ep_fini(&A);
-	struct rmpp_config cfg;
-	rmpp_config_init(&cfg);
-	cfg.rto_max_us = 20000;
-	cfg.dead_timeouts = 4;
-	cfg.dead_min_us = 400000;
-	h_ep_init(&A, &cfg, 0, 1);
-	struct rmpp_config bc = B.cfg;
-	bc.send_close = 0;
-	uint16_t port = B.port;
-	h_ep_fini(&B);
-	h_ep_init(&B, &bc, port, 2);
-	ck_assert_int_eq(h_send(&A, &B, 100, 16), 0);
-	ck_assert(h_run_pair(&A, &B, 1, 5000));
-	h_ep_fini(&B);
+	pair_then_silent_death(4, 400000);
 	ck_assert_int_eq(h_send(&A, &B, 4096, 16), 0);
 	uint64_t t0 = h_now_us();
 	struct h_ep *eps[1] = {&A};
