@@ -151,7 +151,9 @@ static int shm_coop_pull(struct shm_ni *ni, struct shm_rx *rx, const struct shm_
 	uint32_t nchunks = (uint32_t)((mlen + chunk - 1) / chunk);
 	uint32_t gen = ni->ni_coop_gen[slot] = (ni->ni_coop_gen[slot] + 1) & 0x3fffffffu;
 	_Atomic uint32_t *word = shm_coop_words(ni->ni_hdr, slot);
-	for (uint32_t c = 0; c < SHM_COOP_CHUNKS; c++) /* stale claims fail on gen */
+	/* every word, not only nchunks of them: a stale COOP with more chunks
+	 * must find no word of its old generation still FREE */
+	for (uint32_t c = 0; c < SHM_COOP_CHUNKS; c++)
 		atomic_store_explicit(&word[c], gen << 2 | SHM_COOP_FREE, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
 	ni->ni_coop_busy |= 1u << slot;
@@ -167,14 +169,10 @@ static int shm_coop_pull(struct shm_ni *ni, struct shm_rx *rx, const struct shm_
 	int err = 0;
 	uint32_t c = 0;
 	for (; c < nchunks && !err; c++) {
-		uint32_t expect = gen << 2 | SHM_COOP_FREE;
-		if (!atomic_compare_exchange_strong_explicit(&word[c], &expect,
-		                                             gen << 2 | SHM_COOP_BUSY,
-		                                             memory_order_acquire,
-		                                             memory_order_relaxed))
+		if (!shm_coop_claim(&word[c], gen))
 			break; /* the sender has the rest */
 		err = shm_coop_pull_chunk(rx, ctx, iov, niov, offset, mlen, chunk, c);
-		atomic_store_explicit(&word[c], gen << 2 | SHM_COOP_DONE, memory_order_release);
+		shm_coop_settle(&word[c], gen, SHM_COOP_DONE);
 	}
 	/* the sender's chunks: wait, or take back the ones it returned */
 	uint64_t spins = 0, since = 0;
@@ -184,18 +182,12 @@ static int shm_coop_pull(struct shm_ni *ni, struct shm_rx *rx, const struct shm_
 			uint32_t v = atomic_load_explicit(&word[c], memory_order_acquire);
 			if ((v & 3) == SHM_COOP_DONE)
 				break;
-			uint32_t expect = gen << 2 | SHM_COOP_FREE;
-			if ((v & 3) == SHM_COOP_FREE &&
-			    atomic_compare_exchange_strong_explicit(&word[c], &expect,
-			                                            gen << 2 | SHM_COOP_BUSY,
-			                                            memory_order_acquire,
-			                                            memory_order_relaxed)) {
-				int e = err ? 0 : shm_coop_pull_chunk(rx, ctx, iov, niov, offset, mlen,
-				                                      chunk, c);
-				if (e)
-					err = e;
-				atomic_store_explicit(&word[c], gen << 2 | SHM_COOP_DONE,
-				                      memory_order_release);
+			if ((v & 3) == SHM_COOP_FREE && shm_coop_claim(&word[c], gen)) {
+				/* handed back by the sender: ours now */
+				if (!err)
+					err = shm_coop_pull_chunk(rx, ctx, iov, niov, offset, mlen,
+					                          chunk, c);
+				shm_coop_settle(&word[c], gen, SHM_COOP_DONE);
 				break;
 			}
 			if ((++spins & 1023) == 0) {

@@ -740,11 +740,7 @@ int shm_peer_coop(struct shm_ni *ni, struct shm_peer *peer, const struct shm_coo
 	uint32_t gen = cp->cp_gen & 0x3fffffffu;
 	uint64_t pushed = 0;
 	for (uint32_t c = cp->cp_nchunks; c-- > 0;) {
-		uint32_t expect = gen << 2 | SHM_COOP_FREE;
-		if (!atomic_compare_exchange_strong_explicit(&word[c], &expect,
-		                                             gen << 2 | SHM_COOP_BUSY,
-		                                             memory_order_acquire,
-		                                             memory_order_relaxed))
+		if (!shm_coop_claim(&word[c], gen))
 			break; /* the receiver's front got here (or the slot moved on) */
 		uint64_t off = (uint64_t)c * cp->cp_chunk;
 		uint64_t n = cp->cp_len - off < cp->cp_chunk ? cp->cp_len - off : cp->cp_chunk;
@@ -753,7 +749,7 @@ int shm_peer_coop(struct shm_ni *ni, struct shm_peer *peer, const struct shm_coo
 		                                 : shm_cma_copy(peer->pr_ospid, 1, w->cw_iov,
 		                                                w->cw_niov, off, &dst, 1, off, n);
 		if (err) {
-			atomic_store_explicit(&word[c], gen << 2 | SHM_COOP_FREE, memory_order_release);
+			shm_coop_settle(&word[c], gen, SHM_COOP_FREE);
 			peer->pr_push_denied = 1;
 			p3_lib_log(ni->ni_lib, 2,
 			           "shmem: process_vm_writev into os pid %u failed (%s): the receiver "
@@ -761,7 +757,7 @@ int shm_peer_coop(struct shm_ni *ni, struct shm_peer *peer, const struct shm_coo
 			           peer->pr_ospid, strerror(-err));
 			break;
 		}
-		atomic_store_explicit(&word[c], gen << 2 | SHM_COOP_DONE, memory_order_release);
+		shm_coop_settle(&word[c], gen, SHM_COOP_DONE);
 		pushed += n;
 	}
 	shm_ctr_inc(&peer->pr_ctr[SHM_CTR_COOP_BYTES_PUSHED], pushed);

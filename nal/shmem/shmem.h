@@ -498,6 +498,21 @@ int shm_cma_read(uint32_t ospid, const struct iovec *liov, size_t lniov, uint64_
 int shm_cma_copy(uint32_t ospid, int write, const struct iovec *liov, size_t lniov,
                  uint64_t loffset, const struct shm_cma_iov *riov, size_t rniov, uint64_t roffset,
                  uint64_t len);
+/* Claim a chunk word of generation gen: FREE -> BUSY (acquire), or false. */
+static inline int shm_coop_claim(_Atomic uint32_t *word, uint32_t gen)
+{
+	uint32_t expect = gen << 2 | SHM_COOP_FREE;
+	return atomic_compare_exchange_strong_explicit(word, &expect, gen << 2 | SHM_COOP_BUSY,
+	                                               memory_order_acquire, memory_order_relaxed);
+}
+
+/* Publish a claimed chunk: DONE (release: the copied bytes before it), or
+ * FREE again to hand it back. */
+static inline void shm_coop_settle(_Atomic uint32_t *word, uint32_t gen, uint32_t state)
+{
+	atomic_store_explicit(word, gen << 2 | state, memory_order_release);
+}
+
 /* The chunk words of slot `slot` of a segment's cooperative-copy area. */
 static inline _Atomic uint32_t *shm_coop_words(void *seg_base, uint32_t slot)
 {

@@ -246,6 +246,54 @@ START_TEST(test_hostile_neighbour)
 }
 END_TEST
 
+/* COOP records that describe no send of ours (unknown seq, slot or chunk
+ * count out of range) are counted and ignored; the ring stays usable. */
+START_TEST(test_hostile_coop)
+{
+	uint32_t jid = (uint32_t)getpid() + 500000;
+
+	setenv("P3_SHMEM_CONNECT_TIMEOUT", "0", 1);
+	ni_up(jid);
+	struct shm_seg pv = {.sg_fd = -1};
+	char name[SHM_NAME_MAX];
+	shm_seg_name(name, sizeof(name), (uint32_t)getuid(), jid, 7);
+	ck_assert_int_eq(shm_seg_open(&pv, name), 0);
+	struct shm_ring evil;
+	claim(&pv, 0, &evil);
+	put_hello(&evil, 0);
+	const struct shm_coop cps[] = {
+	    {.cp_seq = 12345, .cp_dest = 4096, .cp_len = 1 << 20, .cp_chunk = 1 << 18,
+	     .cp_nchunks = 4},
+	    {.cp_seq = 0, .cp_dest = 4096, .cp_len = 1 << 20, .cp_chunk = 1 << 18,
+	     .cp_slot = SHM_COOP_SLOTS, .cp_nchunks = 4},
+	    {.cp_seq = 0, .cp_len = 1 << 20, .cp_chunk = 1, .cp_nchunks = 1000},
+	};
+	struct shm_rec *rec;
+	for (size_t i = 0; i < sizeof(cps) / sizeof(cps[0]); i++) {
+		ck_assert_int_eq(shm_ring_reserve(&evil, sizeof(struct shm_coop), &rec), SHM_RING_OK);
+		memcpy((uint8_t *)rec + sizeof(*rec), (const uint8_t *)&cps[i] + sizeof(*rec),
+		       sizeof(cps[i]) - sizeof(*rec));
+		rec->r_kind = SHM_REC_COOP;
+	}
+	ck_assert_int_eq(shm_ring_reserve(&evil, SHM_MSG_HDR_LEN + 8, &rec), SHM_RING_OK);
+	struct shm_msg_rec *mr = (struct shm_msg_rec *)rec;
+	rec->r_kind = SHM_REC_EAGER;
+	memset(&mr->mr_hdr, 0, sizeof(mr->mr_hdr));
+	mr->mr_hdr.type = P3_MSG_PUT;
+	mr->mr_hdr.payload_len = 8;
+	shm_ring_publish(&evil);
+	for (int k = 0; k < 10; k++)
+		p3_nal_shmem_ops.progress(lib.priv, 0);
+	ptl_sr_value_t bad = 0;
+	p3_nal_shmem_ops.status(lib.priv, PTL_SR_NAL_BASE + SHM_CTR_BAD_RECORDS, &bad);
+	ck_assert_uint_eq(bad, 3);
+	ck_assert_uint_eq(lib.nparse, 1); /* the put behind them still arrives */
+	shm_seg_close(&pv);
+	p3_nal_shmem_ops.stop(lib.priv);
+	p3_nal_shmem_ops.destroy(lib.priv);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
 	Suite *s = suite_create("shmem_hostile");
@@ -254,6 +302,7 @@ static Suite *hostile_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_hostile_records, 0, 4);
 	tcase_add_test(tc, test_hostile_neighbour);
+	tcase_add_test(tc, test_hostile_coop);
 	suite_add_tcase(s, tc);
 	return s;
 }
