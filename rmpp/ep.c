@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #define LINK_HEADROOM 16 /* room for a link header in front of each frame */
+static_assert(RMPP_WIRE_MAX_PTLHDR == RMPP_MAX_HDR,
+	      "the parser accepts every header rmpp_send takes");
 
 static unsigned addr_hash(const struct rmpp_addr *a)
 {
@@ -341,7 +343,7 @@ int rmpp_ep_fd(struct rmpp_ep *ep)
 
 static int send_common(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
 		       size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
-		       uint64_t len, void *cookie, bool lazy)
+		       uint64_t len, void *cookie, bool lazy, size_t carry_len)
 {
 	if (hdr_len > RMPP_MAX_HDR || len > UINT32_MAX || (hdr_len && !hdr) ||
 	    (len && (!iov || !niov)) || peer->ra_link != ep->link.self.ra_link)
@@ -399,6 +401,8 @@ static int send_common(struct rmpp_ep *ep, const struct rmpp_addr *peer, const v
 		pthread_mutex_unlock(&ep->lock);
 		return 0;
 	}
+	if (carry_len && c->lazy_head)
+		rmpp_msg_lazy_carry(ep, c, m, carry_len);
 	rmpp_msg_enqueue(ep, c, m);
 	/* held messages follow this one, in the same transmit batch */
 	if (c->lazy_head)
@@ -419,14 +423,22 @@ static int send_common(struct rmpp_ep *ep, const struct rmpp_addr *peer, const v
 int rmpp_send(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr, size_t hdr_len,
 	      const struct iovec *iov, size_t niov, uint64_t offset, uint64_t len, void *cookie)
 {
-	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, false);
+	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, false, 0);
 }
 
 int rmpp_send_lazy(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
 		   size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
 		   uint64_t len, void *cookie)
 {
-	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, true);
+	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, true, 0);
+}
+
+int rmpp_send_carry(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
+		    size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
+		    uint64_t len, void *cookie, size_t carry_len)
+{
+	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, false,
+			   carry_len);
 }
 
 int rmpp_peer_resume(struct rmpp_ep *ep, const struct rmpp_addr *peer)

@@ -78,10 +78,9 @@ static void rndv_unlink(struct rmpp_conn *c, struct rmpp_txmsg *m)
 	m->in_rndv_list = false;
 }
 
-static void tx_complete(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg *m,
-			int status, uint64_t accepted)
+static void tx_complete_one(struct rmpp_ep *ep, struct rmpp_txmsg *m, int status,
+			    uint64_t accepted)
 {
-	tx_unlink_all(c, m);
 	if (status == 0)
 		ep->ctr.tx_msgs++;
 	else
@@ -90,6 +89,21 @@ static void tx_complete(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txm
 	if (ep->cb.tx_done)
 		ep->cb.tx_done(ep->cb.arg, m->cookie, status, accepted);
 	rmpp_txmsg_free(ep, m);
+}
+
+static void tx_complete(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg *m,
+			int status, uint64_t accepted)
+{
+	tx_unlink_all(c, m);
+	/* carried messages were sent before their carrier: they complete first */
+	struct rmpp_txmsg *k = m->carried;
+	m->carried = NULL;
+	while (k) {
+		struct rmpp_txmsg *n = k->next;
+		tx_complete_one(ep, k, status, 0);
+		k = n;
+	}
+	tx_complete_one(ep, m, status, accepted);
 }
 
 static void tx_maybe_done(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg *m)
@@ -156,6 +170,30 @@ void rmpp_msg_lazy_release(struct rmpp_ep *ep, struct rmpp_conn *c)
 		struct rmpp_txmsg *n = m->next;
 		rmpp_msg_enqueue(ep, c, m);
 		m = n;
+	}
+}
+
+void rmpp_msg_lazy_carry(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg *m,
+			 size_t carry_len)
+{
+	struct rmpp_txmsg *h, **tail = &m->carried;
+	while (*tail)
+		tail = &(*tail)->next;
+	while ((h = c->lazy_head) && h->len == 0 && h->hdr_len == carry_len &&
+	       m->hdr_len + carry_len <= RMPP_MAX_HDR &&
+	       m->hdr_len + carry_len + RMPP_DATA_OVERHEAD < c->mtu) {
+		c->lazy_head = h->next;
+		memcpy(m->hdr + m->hdr_len, h->hdr, carry_len);
+		m->hdr_len = (uint16_t)(m->hdr_len + carry_len);
+		tx_unlink_all(c, h); /* from now on it lives and dies with M */
+		h->next = NULL;
+		*tail = h;
+		tail = &h->next;
+		ep->ctr.lazy_carried++;
+	}
+	if (!c->lazy_head) {
+		c->lazy_tail = NULL;
+		c->lazy_due = 0;
 	}
 }
 

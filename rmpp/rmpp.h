@@ -187,7 +187,8 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(send_errors, "link send errors")                                                      \
 	X(mtu_fallbacks, "path-MTU probe size lowered (HELLO probes unanswered, peer alive)")     \
 	X(rx_buffered_peak, "most packets ever held in reorder slots at once (all peers)")        \
-	X(lazy_held, "messages held by rmpp_send_lazy() to follow the next one")
+	X(lazy_held, "messages held by rmpp_send_lazy() to follow the next one")                  \
+	X(lazy_carried, "held messages that travelled inside the next one (rmpp_send_carry)")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;
@@ -335,6 +336,23 @@ int rmpp_send(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
 int rmpp_send_lazy(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
 		   size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
 		   uint64_t len, void *cookie);
+
+/*
+ * rmpp_send() that takes held messages along inside this one.  While the
+ * oldest message held for PEER by rmpp_send_lazy() has no payload, a header
+ * of exactly carry_len bytes, and its header still fits (the combined header
+ * at most RMPP_MAX_HDR bytes and within the frame), its header is appended
+ * to HDR and it leaves the held list: the receiver gets one message whose
+ * header is HDR followed by the carried headers, oldest first (telling them
+ * apart is the caller's protocol, e.g. by length).  A carried message
+ * completes (tx_done) just before its carrier, with the carrier's status;
+ * held messages that were not carried follow the carrier as with
+ * rmpp_send().  This spares a request/response exchange the datagram of
+ * the held message (a Portals ACK) that would otherwise follow the answer.
+ */
+int rmpp_send_carry(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
+		    size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
+		    uint64_t len, void *cookie, size_t carry_len);
 
 /* A connection that deferred a header (RMPP_RX_DEFER) may continue: the
  * header is offered again from inside this call.  0, or -ENOENT. */

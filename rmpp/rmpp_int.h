@@ -138,6 +138,9 @@ struct rmpp_txmsg {
 	uint64_t grant_end; /* rendezvous: may send below this */
 	unsigned refs;      /* ring entries referencing this message */
 	void *cookie;
+	/* rmpp_send_carry: held messages whose headers travel in this one's
+	 * (linked by next, oldest first); they complete with it */
+	struct rmpp_txmsg *carried;
 	struct iovec iov_inline[RMPP_IOV_INLINE];
 };
 
@@ -155,6 +158,9 @@ struct rmpp_rxmsg {
 	size_t niov;
 	uint64_t iov_off; /* message byte 0 lands at this offset into iov */
 	void *cookie;
+	/* rmpp_send_carry: held messages whose headers travel in this one's
+	 * (linked by next, oldest first); they complete with it */
+	struct rmpp_txmsg *carried;
 	struct iovec iov_inline[RMPP_IOV_INLINE];
 };
 
@@ -369,6 +375,9 @@ void rmpp_msg_enqueue(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg
 void rmpp_msg_lazy_hold(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg *m);
 /* Queue every held message of C, oldest first. */
 void rmpp_msg_lazy_release(struct rmpp_ep *ep, struct rmpp_conn *c);
+/* Move held messages into M's header (rmpp_send_carry); M is not queued yet. */
+void rmpp_msg_lazy_carry(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg *m,
+			 size_t carry_len);
 bool rmpp_msg_has_output(struct rmpp_conn *c);
 /* A ring entry left the window (acked, or dropped on failure). */
 void rmpp_msg_entry_done(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txent *e);

@@ -32,6 +32,8 @@
 #define RMPP_SACK_LEN 8
 #define RMPP_MAX_SACK 4
 #define RMPP_MSGHDR_LEN 24
+/* Largest message header (ptlhdr_len) on the wire: rmpp.h's RMPP_MAX_HDR. */
+#define RMPP_WIRE_MAX_PTLHDR 256
 #define RMPP_HELLO_LEN 8
 #define RMPP_HELLO_MAGIC 0x524d5050u /* "RMPP" */
 #define RMPP_HELLO_F_CRC 0x0001u

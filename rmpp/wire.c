@@ -128,7 +128,7 @@ static int parse_msg(const uint8_t *q, struct rmpp_pkt *pkt)
 	} else if (m->mop == 0 || m->mop > RMPP_MOP_MAX || m->mop == RMPP_MOP_RNR) {
 		return RMPP_PERR_MOP;
 	}
-	if (m->ptlhdr_len > 256 || m->ptlhdr_len > pkt->payload_len)
+	if (m->ptlhdr_len > RMPP_WIRE_MAX_PTLHDR || m->ptlhdr_len > pkt->payload_len)
 		return RMPP_PERR_MSGFIELD;
 	uint32_t dlen = pkt->payload_len - m->ptlhdr_len;
 	switch (m->mop) {

@@ -8,11 +8,29 @@
  * destination in the context; the upcall answers librmpp with that iovec
  * and the accepted length (mlen), so for rendezvous messages only mlen bytes
  * cross the wire.  rx_done then finalizes the message.
+ *
+ * A message's header may be followed by the headers of Portals ACKs the
+ * peer held and sent along (send.c, rmpp_send_carry): P3_HDR_WIRE_LEN bytes
+ * each, oldest first.  They were sent before the message, so LIB sees them
+ * first.  Anything but a payload-less ACK there is dropped and logged.
  */
 #include "rmpp_nal.h"
 
 #include <errno.h>
 #include <string.h>
+
+static void rx_carried_ack(struct rnal *rn, const uint8_t *wire)
+{
+	struct p3_hdr h;
+	struct rnal_rx_ctx ctx;
+	if (p3_hdr_unpack(wire, P3_HDR_WIRE_LEN, &h) != 0 || h.type != P3_MSG_ACK ||
+	    h.payload_len != 0) {
+		p3_lib_log(rn->rn_lib, 1, "rmpp: malformed carried ACK header, dropped");
+		return;
+	}
+	memset(&ctx, 0, sizeof(ctx));
+	p3_lib_parse(rn->rn_lib, &h, &ctx); /* an ACK: nothing to receive */
+}
 
 int rnal_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t hdr_len,
 		uint64_t msg_len, struct rmpp_rx_accept *acc)
@@ -22,6 +40,11 @@ int rnal_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t 
 	struct rnal_rx_ctx ctx;
 	(void)src;
 	memset(acc, 0, sizeof(*acc));
+	if (hdr_len > P3_HDR_WIRE_LEN && hdr_len % P3_HDR_WIRE_LEN == 0) {
+		for (size_t at = P3_HDR_WIRE_LEN; at < hdr_len; at += P3_HDR_WIRE_LEN)
+			rx_carried_ack(rn, (const uint8_t *)hdr + at);
+		hdr_len = P3_HDR_WIRE_LEN;
+	}
 	memset(&ctx, 0, sizeof(ctx));
 	if (p3_hdr_unpack(hdr, hdr_len, &h) != 0 || h.payload_len != msg_len) {
 		p3_lib_log(rn->rn_lib, 1, "rmpp: malformed Portals header (%zu bytes), dropped",

@@ -142,7 +142,11 @@ int rnal_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const st
 	if (hdr->type == P3_MSG_ACK)
 		return rmpp_send_lazy(rn->rn_ep, &to, wire, sizeof(wire), iov, niov, offset, len,
 				      msg);
-	return rmpp_send(rn->rn_ep, &to, wire, sizeof(wire), iov, niov, offset, len, msg);
+	/* ...and when that answer goes, it carries the held ACKs in its own
+	 * header (recv.c unpacks them): one datagram, one receive, instead of
+	 * a second frame the peer reads before it sees its answer. */
+	return rmpp_send_carry(rn->rn_ep, &to, wire, sizeof(wire), iov, niov, offset, len, msg,
+			       P3_HDR_WIRE_LEN);
 }
 
 void rnal_tx_done(void *arg, void *cookie, int status, uint64_t accepted)

@@ -48,11 +48,45 @@ static void fill(unsigned char *b, uint32_t seq, uint64_t len)
 		b[i] = pat(seq, i);
 }
 
+/* arrival bookkeeping of one message header: order, duplicates */
+static void rx_record(struct h_ep *h, uint32_t seq)
+{
+	if (h->rx_hdr_calls <= 16)
+		h->arrival[h->rx_hdr_calls - 1] = seq;
+	if (seq != h->next_seq)
+		h->order_errors++;
+	if (seq < H_MAX_SEQ) {
+		if (h->seen[seq])
+			h->dup_errors++;
+		h->seen[seq] = 1;
+	}
+	h->next_seq = seq + 1;
+}
+
+/* a carried header: a whole payload-less message of its own */
+static void rx_carried(struct h_ep *h, const unsigned char *p)
+{
+	struct h_hdr hh;
+	memcpy(&hh, p, sizeof(hh));
+	ck_assert_uint_eq(hh.magic, H_MAGIC);
+	ck_assert_uint_eq(hh.len, 0);
+	h->rx_hdr_calls++;
+	rx_record(h, hh.seq);
+	h->rx_carried++;
+	h->rx_ok++;
+}
+
 static int rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t hdr_len,
 		  uint64_t msg_len, struct rmpp_rx_accept *acc)
 {
 	struct h_ep *h = arg;
 	struct h_hdr hh;
+	if (h->carry && hdr_len > sizeof(hh)) {
+		ck_assert_uint_eq(hdr_len % sizeof(hh), 0);
+		for (size_t at = sizeof(hh); at < hdr_len; at += sizeof(hh))
+			rx_carried(h, (const unsigned char *)hdr + at);
+		hdr_len = sizeof(hh);
+	}
 	h->rx_hdr_calls++;
 	ck_assert_uint_ge(hdr_len, sizeof(hh));
 	memcpy(&hh, hdr, sizeof(hh));
@@ -62,16 +96,7 @@ static int rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_
 		ck_assert_uint_eq(((const unsigned char *)hdr)[i], (unsigned char)(i ^ hh.seq));
 	if (h->defer_seq >= 0 && hh.seq == (uint32_t)h->defer_seq && h->deferring)
 		return RMPP_RX_DEFER;
-	if (h->rx_hdr_calls <= 16)
-		h->arrival[h->rx_hdr_calls - 1] = hh.seq;
-	if (hh.seq != h->next_seq)
-		h->order_errors++;
-	if (hh.seq < H_MAX_SEQ) {
-		if (h->seen[hh.seq])
-			h->dup_errors++;
-		h->seen[hh.seq] = 1;
-	}
-	h->next_seq = hh.seq + 1;
+	rx_record(h, hh.seq);
 	struct h_rx *r = calloc(1, sizeof(*r));
 	ck_assert_ptr_nonnull(r);
 	r->h = h;
@@ -226,7 +251,10 @@ void h_ep_fini(struct h_ep *h)
 	h->seen = NULL;
 }
 
-static int send_seq(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len, bool lazy)
+enum h_how { H_PLAIN, H_LAZY, H_CARRY };
+
+static int send_seq(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len,
+		    enum h_how how)
 {
 	struct h_hdr hh = {.magic = H_MAGIC, .seq = h->sent_seq, .len = len};
 	unsigned char hdr[RMPP_MAX_HDR + 16]; /* room for the oversize case */
@@ -247,8 +275,10 @@ static int send_seq(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_le
 	struct iovec iov[3] = {{t->buf, 1},
 			       {t->buf + 1, 2 + len / 2},
 			       {t->buf + 3 + len / 2, len - len / 2}};
-	int rc = (lazy ? rmpp_send_lazy : rmpp_send)(h->ep, &to->addr, hdr, hdr_len, iov, 3, 3, len,
-						      t);
+	int rc = how == H_CARRY ? rmpp_send_carry(h->ep, &to->addr, hdr, hdr_len, iov, 3, 3, len, t,
+						  sizeof(hh))
+		 : how == H_LAZY ? rmpp_send_lazy(h->ep, &to->addr, hdr, hdr_len, iov, 3, 3, len, t)
+				 : rmpp_send(h->ep, &to->addr, hdr, hdr_len, iov, 3, 3, len, t);
 	if (rc == 0)
 		h->sent_seq++;
 	else {
@@ -260,12 +290,17 @@ static int send_seq(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_le
 
 int h_send(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len)
 {
-	return send_seq(h, to, len, hdr_len, false);
+	return send_seq(h, to, len, hdr_len, H_PLAIN);
 }
 
 int h_send_lazy(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len)
 {
-	return send_seq(h, to, len, hdr_len, true);
+	return send_seq(h, to, len, hdr_len, H_LAZY);
+}
+
+int h_send_carry(struct h_ep *h, struct h_ep *to, uint64_t len)
+{
+	return send_seq(h, to, len, 16, H_CARRY);
 }
 
 bool h_run(struct h_ep **eps, int n, h_cond_fn cond, void *arg, int timeout_ms)

@@ -21,6 +21,10 @@ struct h_ep {
 	uint64_t accept_limit;  /* truncate every message to this (UINT64_MAX: all) */
 	int defer_seq;          /* rx_hdr defers this seq (-1: never) */
 	bool deferring;
+	/* rmpp_send_carry: headers after the first 16 bytes are carried
+	 * messages (16-byte headers, no payload), delivered first */
+	bool carry;
+	unsigned rx_carried;
 	unsigned rx_hdr_calls, rx_ok, rx_fail, order_errors, data_errors, dup_errors;
 	uint32_t next_seq;
 	uint64_t rx_bytes;
@@ -47,6 +51,9 @@ void h_ep_fini(struct h_ep *h);
 int h_send(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len);
 /* The same through rmpp_send_lazy(). */
 int h_send_lazy(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len);
+/* The same through rmpp_send_carry() with carry_len 16 (the receiver needs
+ * carry set to unpack what was carried). */
+int h_send_carry(struct h_ep *h, struct h_ep *to, uint64_t len);
 /* Drive all endpoints until cond(arg) or timeout; returns true if cond. */
 typedef bool (*h_cond_fn)(void *arg);
 bool h_run(struct h_ep **eps, int n, h_cond_fn cond, void *arg, int timeout_ms);

@@ -145,6 +145,43 @@ START_TEST(t_lazy)
 }
 END_TEST
 
+/* rmpp_send_carry: held payload-less messages travel in the carrier's header */
+START_TEST(t_carry)
+{
+	struct rmpp_counters ca;
+	ck_assert_int_eq(h_send(&A, &B, 8, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 1, 5000));
+	B.carry = true;
+	ck_assert_int_eq(h_send_lazy(&A, &B, 0, 16), 0);
+	ck_assert_int_eq(h_send_lazy(&A, &B, 0, 16), 0);
+	ck_assert_int_eq(h_send_carry(&A, &B, 100), 0);
+	ck_assert(h_run_pair(&A, &B, 4, 5000));
+	ck_assert_uint_eq(B.rx_carried, 2);
+	/* sent order kept: the carried ones first */
+	ck_assert_uint_eq(B.arrival[1], 1);
+	ck_assert_uint_eq(B.arrival[2], 2);
+	ck_assert_uint_eq(B.arrival[3], 3);
+	ck_assert_uint_eq(B.order_errors + B.data_errors + B.dup_errors + B.rx_fail, 0);
+	ck_assert_uint_eq(A.tx_ok, 4);
+	h_counters(&A, &ca);
+	ck_assert_uint_eq(ca.lazy_carried, 2);
+	/* a held message with a payload is not carried: it follows the carrier */
+	ck_assert_int_eq(h_send_lazy(&A, &B, 10, 16), 0);
+	ck_assert_int_eq(h_send_carry(&A, &B, 0), 0);
+	ck_assert(h_run_pair(&A, &B, 6, 5000));
+	ck_assert_uint_eq(B.arrival[4], 5);
+	ck_assert_uint_eq(B.arrival[5], 4);
+	ck_assert_uint_eq(B.rx_carried, 2);
+	/* a carried message shares its carrier's fate */
+	ck_assert_int_eq(h_send_lazy(&A, &B, 0, 16), 0);
+	ck_assert_int_eq(h_send_carry(&A, &B, 1 << 20), 0); /* rendezvous: not done at once */
+	unsigned fail0 = A.tx_fail;
+	h_ep_fini(&A);
+	ck_assert_uint_eq(A.tx_fail, fail0 + 2);
+	h_ep_init(&A, NULL, 0, 1);
+}
+END_TEST
+
 START_TEST(t_lazy_off)
 {
 	h_ep_fini(&A);
@@ -276,6 +313,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_header_only);
 	tcase_add_test(tc, t_lazy);
 	tcase_add_test(tc, t_lazy_off);
+	tcase_add_test(tc, t_carry);
 	tcase_add_test(tc, t_truncate);
 	tcase_add_test(tc, t_wrap);
 	tcase_add_test(tc, t_threads_blocking);

@@ -141,7 +141,8 @@ static void pd_flags_str(unsigned flags, char *buf, size_t len)
 
 /* The field list shared with tools/wireshark/p3stack.lua (same names, same
  * order, decimal values) so a capture can be compared field by field. */
-static void pd_print_fields(unsigned long frame, const struct rmpp_pkt *p, const struct p3_hdr *h)
+static void pd_print_fields(unsigned long frame, const struct rmpp_pkt *p, const struct p3_hdr *hs,
+			    int nh)
 {
 	printf("frame=%lu version=%u type=%u flags=%u payload_len=%u dst_ep=%u src_ep=%u "
 	       "src_epoch=%u dst_epoch=%u psn=%u ack_psn=%u credit=%u ext_words=%u sack_n=%u "
@@ -158,7 +159,7 @@ static void pd_print_fields(unsigned long frame, const struct rmpp_pkt *p, const
 	if (p->type == RMPP_PKT_HELLO || p->type == RMPP_PKT_HELLO_ACK)
 		printf(" hello_magic=%u hello_mtu=%u hello_flags=%u", p->hello.magic, p->hello.mtu,
 		       p->hello.hflags);
-	if (h)
+	for (const struct p3_hdr *h = hs; h < hs + nh; h++)
 		printf(" ptl_type=%u ptl_src_nid=%u ptl_src_pid=%u ptl_dst_nid=%u ptl_dst_pid=%u "
 		       "ptl_uid=%u ptl_jid=%u ptl_pt=%u ptl_ac=%u ptl_md=%u ptl_match_bits=%" PRIu64
 		       " ptl_hdr_data=%" PRIu64 " ptl_remote_offset=%" PRIu64 " ptl_rlength=%" PRIu64
@@ -171,7 +172,7 @@ static void pd_print_fields(unsigned long frame, const struct rmpp_pkt *p, const
 }
 
 static void pd_print_line(unsigned long frame, double t, const char *link, const char *addrs,
-			  const struct rmpp_pkt *p, const struct p3_hdr *h)
+			  const struct rmpp_pkt *p, const struct p3_hdr *hs, int nh)
 {
 	char fl[96];
 	pd_flags_str(p->flags, fl, sizeof(fl));
@@ -185,10 +186,11 @@ static void pd_print_line(unsigned long frame, double t, const char *link, const
 		       p->m.offset, p->m.msg_len, p->m.arg, p->m.handle);
 	if (p->type == RMPP_PKT_HELLO || p->type == RMPP_PKT_HELLO_ACK)
 		printf(" | mtu %u flags %#x", p->hello.mtu, p->hello.hflags);
-	if (h)
-		printf(" | %s %u:%u>%u:%u pt %u ac %u mb %#" PRIx64 " rlen %" PRIu64 " mlen %" PRIu64
+	/* headers after the first: ACKs carried along (nal/rmpp, rmpp_send_carry) */
+	for (const struct p3_hdr *h = hs; h < hs + nh; h++)
+		printf(" %s %s %u:%u>%u:%u pt %u ac %u mb %#" PRIx64 " rlen %" PRIu64 " mlen %" PRIu64
 		       " roff %" PRIu64 " hdata %#" PRIx64,
-		       pd_ptl_type_name(h->type), h->src.nid, h->src.pid, h->dst.nid, h->dst.pid,
+		       h == hs ? "|" : "+carried", pd_ptl_type_name(h->type), h->src.nid, h->src.pid, h->dst.nid, h->dst.pid,
 		       h->pt_index, h->ac_index, (uint64_t)h->match_bits, h->rlength, h->mlength,
 		       h->remote_offset, (uint64_t)h->hdr_data);
 	printf("\n");
@@ -251,17 +253,22 @@ static void pd_rmpp(unsigned long frame, double t, const char *link, const char 
 	if (p.flags & RMPP_F_CRC)
 		pd_sum.crc_frames++;
 	pd_sum.sack_blocks += p.sack_n;
-	struct p3_hdr h, *hp = NULL;
+	/* the Portals header, then any ACK headers carried along (all 104 bytes) */
+	struct p3_hdr hs[RMPP_WIRE_MAX_PTLHDR / P3_HDR_WIRE_LEN];
+	int nh = 0;
 	if (p.flags & RMPP_F_MSG) {
 		if (p.m.mop <= RMPP_MOP_MAX)
 			pd_sum.by_mop[p.m.mop]++;
 		size_t hlen = RMPP_HDR_LEN + 4u * p.ext_words;
-		if (p.m.ptlhdr_len == P3_HDR_WIRE_LEN && hlen + p.m.ptlhdr_len <= len &&
-		    p3_hdr_unpack(p.ptlhdr, p.m.ptlhdr_len, &h) == 0) {
-			hp = &h;
-			if (h.type < 6)
-				pd_sum.ptl_by_type[h.type]++;
-		}
+		if (p.m.ptlhdr_len && p.m.ptlhdr_len % P3_HDR_WIRE_LEN == 0 &&
+		    hlen + p.m.ptlhdr_len <= len)
+			while (nh < p.m.ptlhdr_len / P3_HDR_WIRE_LEN &&
+			       p3_hdr_unpack(p.ptlhdr + (size_t)nh * P3_HDR_WIRE_LEN,
+					     P3_HDR_WIRE_LEN, &hs[nh]) == 0) {
+				if (hs[nh].type < 6)
+					pd_sum.ptl_by_type[hs[nh].type]++;
+				nh++;
+			}
 	}
 	char key[96];
 	snprintf(key, sizeof(key), "%s ep %u>%u", addrs, p.src_ep, p.dst_ep);
@@ -277,9 +284,9 @@ static void pd_rmpp(unsigned long frame, double t, const char *link, const char 
 		}
 	}
 	if (pd_fields_mode)
-		pd_print_fields(frame, &p, hp);
+		pd_print_fields(frame, &p, hs, nh);
 	else if (!pd_quiet)
-		pd_print_line(frame, t, link, addrs, &p, hp);
+		pd_print_line(frame, t, link, addrs, &p, hs, nh);
 }
 
 static void pd_packet(u_char *user, const struct pcap_pkthdr *ph, const u_char *d)

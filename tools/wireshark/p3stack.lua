@@ -129,10 +129,15 @@ function p.dissector(tvb, pinfo, tree)
     m:add(f.handle, tvb(q + 20, 4))
     info = info .. string.format(" | msn=%u %s", tvb(q, 4):uint(), MOPS[mop] or "?")
     if ptlhdr_len <= plen then data_len = plen - ptlhdr_len end
-    if ptlhdr_len == PTLHDR_LEN and tvb(payload, 1):uint() == 1 then
-      local b = payload
+    -- the Portals header, then any ACK headers carried along (nal/rmpp)
+    local nhdr = 0
+    if ptlhdr_len > 0 and ptlhdr_len % PTLHDR_LEN == 0 then nhdr = ptlhdr_len / PTLHDR_LEN end
+    for k = 0, nhdr - 1 do
+      local b = payload + k * PTLHDR_LEN
+      if tvb(b, 1):uint() ~= 1 then break end
       local pt = tvb(b + 1, 1):uint()
-      local ph = t:add(tvb(b, PTLHDR_LEN), "Portals " .. (PTL[pt] or "?"))
+      local label = k == 0 and "Portals " or "Portals (carried) "
+      local ph = t:add(tvb(b, PTLHDR_LEN), label .. (PTL[pt] or "?"))
       ph:add(f.ptl_type, tvb(b + 1, 1)):append_text(" (" .. (PTL[pt] or "?") .. ")")
       ph:add(f.ptl_src_nid, tvb(b + 4, 4))
       ph:add(f.ptl_src_pid, tvb(b + 8, 4))
@@ -150,7 +155,7 @@ function p.dissector(tvb, pinfo, tree)
       ph:add(f.ptl_mlength, tvb(b + 72, 8))
       ph:add(f.ptl_payload_len, tvb(b + 80, 8))
       ph:add(f.ptl_md_offset, tvb(b + 88, 8))
-      info = info .. " | " .. (PTL[pt] or "?")
+      info = info .. (k == 0 and " | " or " +") .. (PTL[pt] or "?")
     end
   elseif typ == 1 or typ == 2 then
     if plen >= 8 then
