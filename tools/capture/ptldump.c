@@ -190,7 +190,8 @@ static void pd_print_line(unsigned long frame, double t, const char *link, const
 	for (const struct p3_hdr *h = hs; h < hs + nh; h++)
 		printf(" %s %s %u:%u>%u:%u pt %u ac %u mb %#" PRIx64 " rlen %" PRIu64 " mlen %" PRIu64
 		       " roff %" PRIu64 " hdata %#" PRIx64,
-		       h == hs ? "|" : "+carried", pd_ptl_type_name(h->type), h->src.nid, h->src.pid, h->dst.nid, h->dst.pid,
+		       h == hs ? "|" : "+carried", pd_ptl_type_name(h->type), h->src.nid, h->src.pid,
+		       h->dst.nid, h->dst.pid,
 		       h->pt_index, h->ac_index, (uint64_t)h->match_bits, h->rlength, h->mlength,
 		       h->remote_offset, (uint64_t)h->hdr_data);
 	printf("\n");
