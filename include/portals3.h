@@ -382,6 +382,11 @@ const char *PtlEventKindStr(ptl_event_kind_t kind);
 /** Drive the NI's NAL for up to `timeout` ms (0 = one pass) without a
  *  progress thread.  @return PTL_OK, PTL_NI_INVALID. */
 int PtlProgress(ptl_handle_ni_t ni, ptl_time_t timeout);
+/** PtlEQGet without driving the NAL when the queue is empty: only events
+ *  already posted.  For callers that run PtlProgress themselves and then
+ *  drain several EQs (an MPI port): PtlEQGet would make one more NAL pass
+ *  (a system call on udp/ether) per EQ found empty.  Returns as PtlEQGet. */
+int PtlEQGetNoProgress(ptl_handle_eq_t eq, ptl_event_t *event);
 /** Insert an ME (relative to `base`, as PtlMEInsert) with an MD attached,
  *  atomically, only if test_eq is empty; else PTL_MD_NO_UPDATE and nothing
  *  is inserted.  Used by MPI ports to post receives without a race. */

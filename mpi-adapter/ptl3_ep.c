@@ -281,11 +281,13 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 	}
 }
 
+/* Callers have driven the NAL (ptl3_ep_progress_locked) or only want the
+ * events already there (cancel): an empty EQ does not cost another NAL pass. */
 static void eq_drain_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq, int unexpected)
 {
 	ptl_event_t ev;
 	for (;;) {
-		int rc = PtlEQGet(eq, &ev);
+		int rc = PtlEQGetNoProgress(eq, &ev);
 		if (rc == PTL_EQ_EMPTY)
 			return;
 		if (rc == PTL_EQ_DROPPED) {

@@ -279,6 +279,19 @@ static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, struct ptl3
 	return 0;
 }
 
+/* PtlMEMDPost found the unexpected EQ not empty: an event to read, or an
+ * unexpected message still arriving (its END owed).  The drain does not
+ * drive the NAL (eq_drain_locked): do it here, or in app progress mode a
+ * message whose END is owed would never finish and the post would spin. */
+static void mdpost_retry_locked(struct ptl3_ep *ep)
+{
+	ep->st.mdupdate_retries++;
+	if (ep->dom->app_progress)
+		PtlProgress(ep->dom->ni, 0);
+	else
+		sched_yield(); /* the progress thread finishes it */
+}
+
 /* post a RECV op: unexpected list first, then an ME before the marker,
  * atomically conditional on the unexpected EQ being empty */
 static ssize_t post_recv_locked(struct ptl3_ep *ep, struct ptl3_op *op, int has_src,
@@ -304,7 +317,7 @@ static ssize_t post_recv_locked(struct ptl3_ep *ep, struct ptl3_op *op, int has_
 		int rc = PtlMEMDPost(q->marker, mid, mbits, ibits, PTL_UNLINK, PTL_INS_BEFORE, md,
 				     PTL_UNLINK, ep->ueq, &op->me, &op->md);
 		if (rc == PTL_MD_NO_UPDATE) {
-			ep->st.mdupdate_retries++;
+			mdpost_retry_locked(ep);
 			continue;
 		}
 		if (rc != PTL_OK) {
@@ -410,7 +423,7 @@ static ssize_t post_mrecv_locked(struct ptl3_ep *ep, struct ptl3_op *op)
 		int rc = PtlMEMDPost(q->marker, any_id, 0, ~0ULL, PTL_UNLINK, PTL_INS_BEFORE, md,
 				     PTL_UNLINK, ep->ueq, &op->me, &op->md);
 		if (rc == PTL_MD_NO_UPDATE) {
-			ep->st.mdupdate_retries++;
+			mdpost_retry_locked(ep);
 			continue;
 		}
 		if (rc != PTL_OK) {

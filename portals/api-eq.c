@@ -86,6 +86,21 @@ int PtlEQGet(ptl_handle_eq_t eqh, ptl_event_t *ev)
 	return rc;
 }
 
+int PtlEQGetNoProgress(ptl_handle_eq_t eqh, ptl_event_t *ev)
+{
+	struct p3_eq_ring *ring;
+	struct p3_api_ni *ni;
+
+	if (P3_UNLIKELY(!p3_api_up()))
+		return PTL_NO_INIT;
+	ring = p3_api_eq_ring(eqh, &ni);
+	if (P3_UNLIKELY(!ring))
+		return PTL_EQ_INVALID;
+	if (P3_UNLIKELY(!ev))
+		return PTL_SEGV;
+	return p3_eq_ring_read(ring, ev);
+}
+
 #define P3_POLL_MAX 64 /* EQs handled without allocation */
 
 struct p3_poll_set {

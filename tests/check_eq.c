@@ -85,6 +85,36 @@ START_TEST(eq_empty)
 }
 END_TEST
 
+/* Extension PtlEQGetNoProgress: the events already posted, EMPTY without a
+ * NAL pass otherwise; the argument checks of PtlEQGet. */
+START_TEST(eq_get_no_progress)
+{
+	struct eqenv e;
+	ptl_handle_eq_t eq;
+	ptl_event_t ev;
+
+	eqenv_open(&e, _i, PTL_EQ_NONE);
+	H_OK(PtlEQAlloc(e.c.ni, 8, PTL_EQ_HANDLER_NONE, &eq));
+	H_RC(PtlEQGetNoProgress(eq, &ev), PTL_EQ_EMPTY);
+	H_RC(PtlEQGetNoProgress(PTL_INVALID_HANDLE, &ev), PTL_EQ_INVALID);
+	H_RC(PtlEQGetNoProgress(e.c.ni, &ev), PTL_EQ_INVALID);
+	H_RC(PtlEQGetNoProgress(eq, NULL), PTL_SEGV);
+	eqenv_bind(&e, eq);
+	eqenv_put(&e, 1);
+	eqenv_settle(&e, 1);
+	H_OK(PtlEQGetNoProgress(eq, &ev));
+	ck_assert_int_eq(ev.type, PTL_EVENT_SEND_START);
+	H_OK(PtlEQGetNoProgress(eq, &ev));
+	ck_assert_int_eq(ev.type, PTL_EVENT_SEND_END);
+	H_RC(PtlEQGetNoProgress(eq, &ev), PTL_EQ_EMPTY);
+	H_OK(PtlMDUnlink(e.src));
+	e.src = PTL_INVALID_HANDLE;
+	H_OK(PtlEQFree(eq));
+	H_RC(PtlEQGetNoProgress(eq, &ev), PTL_EQ_INVALID);
+	eqenv_close(&e);
+}
+END_TEST
+
 /* §7: overflow: the first read after the writer lapped the reader returns
  * PTL_EQ_DROPPED (with an event), then reading continues normally, with
  * increasing sequence numbers, ending with the newest event. */
@@ -399,6 +429,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("eq");
 	tcase_set_timeout(tc, 60);
 	H_ADD(tc, eq_empty);
+	H_ADD(tc, eq_get_no_progress);
 	H_ADD(tc, eq_overflow_dropped);
 	H_ADD(tc, eq_rounds_power_of_two);
 	H_ADD(tc, eq_sequence_wrap);
