@@ -16,6 +16,7 @@
 
 #include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 void p3_api_eq_table_free(struct p3_api_ni *ni)
@@ -65,7 +66,9 @@ int PtlEQFree(ptl_handle_eq_t eqh)
 	return ni->ni_if->eq_free(ni->ni_lib, eqh);
 }
 
-int PtlEQGet(ptl_handle_eq_t eqh, ptl_event_t *ev)
+/* PtlEQGet and PtlEQGetNoProgress: the same checks; progress says whether
+ * an empty queue gives an app-mode NAL one pass. */
+static int p3_eq_get(ptl_handle_eq_t eqh, ptl_event_t *ev, bool progress)
 {
 	struct p3_eq_ring *ring;
 	struct p3_api_ni *ni;
@@ -79,26 +82,21 @@ int PtlEQGet(ptl_handle_eq_t eqh, ptl_event_t *ev)
 	if (P3_UNLIKELY(!ev))
 		return PTL_SEGV;
 	rc = p3_eq_ring_read(ring, ev);
-	if (rc == PTL_EQ_EMPTY && !ni->ni_thread) {
+	if (rc == PTL_EQ_EMPTY && progress && !ni->ni_thread) {
 		ni->ni_if->progress(ni->ni_lib, 0);
 		rc = p3_eq_ring_read(ring, ev);
 	}
 	return rc;
 }
 
+int PtlEQGet(ptl_handle_eq_t eqh, ptl_event_t *ev)
+{
+	return p3_eq_get(eqh, ev, true);
+}
+
 int PtlEQGetNoProgress(ptl_handle_eq_t eqh, ptl_event_t *ev)
 {
-	struct p3_eq_ring *ring;
-	struct p3_api_ni *ni;
-
-	if (P3_UNLIKELY(!p3_api_up()))
-		return PTL_NO_INIT;
-	ring = p3_api_eq_ring(eqh, &ni);
-	if (P3_UNLIKELY(!ring))
-		return PTL_EQ_INVALID;
-	if (P3_UNLIKELY(!ev))
-		return PTL_SEGV;
-	return p3_eq_ring_read(ring, ev);
+	return p3_eq_get(eqh, ev, false);
 }
 
 #define P3_POLL_MAX 64 /* EQs handled without allocation */
