@@ -212,6 +212,10 @@ void p3_nal_nosys_wakeup(void *priv);
  * recv() was still called with msg == NULL). */
 int p3_lib_parse(struct p3_lib *lib, const struct p3_hdr *hdr, void *nal_ctx);
 
+/* A header the NAL could not hand to p3_lib_parse (malformed): counted
+ * like LIB's own drops (PTL_SR_DROP_COUNT, PTL_SR_DROP_LENGTH += len). */
+void p3_lib_count_drop(struct p3_lib *lib, uint64_t len);
+
 /* The NAL is done with msg: for a send, the source buffer is reusable; for
  * a receive, the data is in place.  status is PTL_NI_OK or a PTL_NI_* failure
  * kind (the END event carries it). */

@@ -217,6 +217,14 @@ static void p3_parse_reply_locked(struct p3_lib *lib, const struct p3_hdr *hdr,
 	out->mlen = len;
 }
 
+void p3_lib_count_drop(struct p3_lib *lib, uint64_t len)
+{
+	p3_lib_lock(lib);
+	lib->lib_sr[PTL_SR_DROP_COUNT]++;
+	lib->lib_sr[PTL_SR_DROP_LENGTH] += len;
+	p3_lib_unlock(lib);
+}
+
 int p3_lib_parse(struct p3_lib *lib, const struct p3_hdr *hdr, void *nal_ctx)
 {
 	struct p3_parse_out out = {NULL, NULL, 0, 0, 0};

@@ -26,6 +26,7 @@ static void rx_carried_ack(struct rnal *rn, const uint8_t *wire)
 	if (p3_hdr_unpack(wire, P3_HDR_WIRE_LEN, &h) != 0 || h.type != P3_MSG_ACK ||
 	    h.payload_len != 0) {
 		p3_lib_log(rn->rn_lib, 1, "rmpp: malformed carried ACK header, dropped");
+		p3_lib_count_drop(rn->rn_lib, 0);
 		return;
 	}
 	memset(&ctx, 0, sizeof(ctx));
@@ -49,6 +50,7 @@ int rnal_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t 
 	if (p3_hdr_unpack(hdr, hdr_len, &h) != 0 || h.payload_len != msg_len) {
 		p3_lib_log(rn->rn_lib, 1, "rmpp: malformed Portals header (%zu bytes), dropped",
 			   hdr_len);
+		p3_lib_count_drop(rn->rn_lib, msg_len);
 		return RMPP_RX_ACCEPT; /* accepted 0: the payload is discarded */
 	}
 	p3_lib_parse(rn->rn_lib, &h, &ctx);
