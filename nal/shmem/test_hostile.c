@@ -201,17 +201,44 @@ START_TEST(test_hostile_records)
 }
 END_TEST
 
+/* The NI under test (job jid, connect timeout 0) and a view of its segment
+ * through which the test plays the peers. */
+static void bed_up(uint32_t jid, struct shm_seg *pv)
+{
+	char name[SHM_NAME_MAX];
+	setenv("P3_SHMEM_CONNECT_TIMEOUT", "0", 1);
+	ni_up(jid);
+	shm_seg_name(name, sizeof(name), (uint32_t)getuid(), jid, 7);
+	ck_assert_int_eq(shm_seg_open(pv, name), 0);
+}
+
+static void bed_down(struct shm_seg *pv)
+{
+	shm_seg_close(pv);
+	p3_nal_shmem_ops.stop(lib.priv);
+	p3_nal_shmem_ops.destroy(lib.priv);
+}
+
+/* An eager PUT record with 8 payload bytes (after the returned record). */
+static struct shm_msg_rec *reserve_put8(struct shm_ring *r)
+{
+	struct shm_rec *rec;
+	ck_assert_int_eq(shm_ring_reserve(r, SHM_MSG_HDR_LEN + 8, &rec), SHM_RING_OK);
+	struct shm_msg_rec *mr = (struct shm_msg_rec *)rec;
+	rec->r_kind = SHM_REC_EAGER;
+	memset(&mr->mr_hdr, 0, sizeof(mr->mr_hdr));
+	mr->mr_hdr.type = P3_MSG_PUT;
+	mr->mr_hdr.payload_len = 8;
+	return mr;
+}
+
 /* A well-behaved sender next to a hostile one is still served, in order. */
 START_TEST(test_hostile_neighbour)
 {
 	uint32_t jid = (uint32_t)getpid() + 400000;
 
-	setenv("P3_SHMEM_CONNECT_TIMEOUT", "0", 1);
-	ni_up(jid);
 	struct shm_seg pv = {.sg_fd = -1};
-	char name[SHM_NAME_MAX];
-	shm_seg_name(name, sizeof(name), (uint32_t)getuid(), jid, 7);
-	ck_assert_int_eq(shm_seg_open(&pv, name), 0);
+	bed_up(jid, &pv);
 	struct shm_ring good, evil;
 	claim(&pv, 0, &evil);
 	claim(&pv, 1, &good);
@@ -221,13 +248,7 @@ START_TEST(test_hostile_neighbour)
 	ck_assert_int_eq(shm_ring_reserve(&evil, 64, &rec), SHM_RING_OK);
 	rec->r_kind = SHM_REC_DATA; /* DATA without a PIPE_RTS */
 	for (int i = 0; i < 100; i++) {
-		ck_assert_int_eq(shm_ring_reserve(&good, SHM_MSG_HDR_LEN + 8, &rec), SHM_RING_OK);
-		struct shm_msg_rec *mr = (struct shm_msg_rec *)rec;
-		rec->r_kind = SHM_REC_EAGER;
-		memset(&mr->mr_hdr, 0, sizeof(mr->mr_hdr));
-		mr->mr_hdr.type = P3_MSG_PUT;
-		mr->mr_hdr.payload_len = 8;
-		memcpy(mr + 1, &i, sizeof(i));
+		memcpy(reserve_put8(&good) + 1, &i, sizeof(i));
 	}
 	shm_ring_publish(&evil);
 	shm_ring_publish(&good);
@@ -240,9 +261,7 @@ START_TEST(test_hostile_neighbour)
 	ptl_sr_value_t bad = 0;
 	p3_nal_shmem_ops.status(lib.priv, PTL_SR_NAL_BASE + SHM_CTR_BAD_RECORDS, &bad);
 	ck_assert_uint_eq(bad, 1);
-	shm_seg_close(&pv);
-	p3_nal_shmem_ops.stop(lib.priv);
-	p3_nal_shmem_ops.destroy(lib.priv);
+	bed_down(&pv);
 }
 END_TEST
 
@@ -252,12 +271,8 @@ START_TEST(test_hostile_coop)
 {
 	uint32_t jid = (uint32_t)getpid() + 500000;
 
-	setenv("P3_SHMEM_CONNECT_TIMEOUT", "0", 1);
-	ni_up(jid);
 	struct shm_seg pv = {.sg_fd = -1};
-	char name[SHM_NAME_MAX];
-	shm_seg_name(name, sizeof(name), (uint32_t)getuid(), jid, 7);
-	ck_assert_int_eq(shm_seg_open(&pv, name), 0);
+	bed_up(jid, &pv);
 	struct shm_ring evil;
 	claim(&pv, 0, &evil);
 	put_hello(&evil, 0);
@@ -275,12 +290,7 @@ START_TEST(test_hostile_coop)
 		       sizeof(cps[i]) - sizeof(*rec));
 		rec->r_kind = SHM_REC_COOP;
 	}
-	ck_assert_int_eq(shm_ring_reserve(&evil, SHM_MSG_HDR_LEN + 8, &rec), SHM_RING_OK);
-	struct shm_msg_rec *mr = (struct shm_msg_rec *)rec;
-	rec->r_kind = SHM_REC_EAGER;
-	memset(&mr->mr_hdr, 0, sizeof(mr->mr_hdr));
-	mr->mr_hdr.type = P3_MSG_PUT;
-	mr->mr_hdr.payload_len = 8;
+	reserve_put8(&evil);
 	shm_ring_publish(&evil);
 	for (int k = 0; k < 10; k++)
 		p3_nal_shmem_ops.progress(lib.priv, 0);
@@ -288,9 +298,7 @@ START_TEST(test_hostile_coop)
 	p3_nal_shmem_ops.status(lib.priv, PTL_SR_NAL_BASE + SHM_CTR_BAD_RECORDS, &bad);
 	ck_assert_uint_eq(bad, 3);
 	ck_assert_uint_eq(lib.nparse, 1); /* the put behind them still arrives */
-	shm_seg_close(&pv);
-	p3_nal_shmem_ops.stop(lib.priv);
-	p3_nal_shmem_ops.destroy(lib.priv);
+	bed_down(&pv);
 }
 END_TEST
 
