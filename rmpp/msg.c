@@ -176,9 +176,7 @@ void rmpp_msg_lazy_release(struct rmpp_ep *ep, struct rmpp_conn *c)
 void rmpp_msg_lazy_carry(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txmsg *m,
 			 size_t carry_len)
 {
-	struct rmpp_txmsg *h, **tail = &m->carried;
-	while (*tail)
-		tail = &(*tail)->next;
+	struct rmpp_txmsg *h, **tail = &m->carried; /* M is new: carries nothing yet */
 	while ((h = c->lazy_head) && h->len == 0 && h->hdr_len == carry_len &&
 	       m->hdr_len + carry_len <= RMPP_MAX_HDR &&
 	       m->hdr_len + carry_len + RMPP_DATA_OVERHEAD < c->mtu) {
