@@ -8,7 +8,8 @@
  *           a zero-length truncating "overflow" ME (header only)
  *   PT_MSG  FI_MSG receives and FI_MULTI_RECV buffers, same catch-all layout
  *   PT_RDV  one ME per send (match bits = send id, OP_GET): the receiver pulls
- *           whatever the put could not deliver (long unexpected, truncated)
+ *           whatever the put could not deliver (long unexpected, truncated);
+ *           at its head one ME for every staged inject (ptl3_stage.c)
  *   PT_RMA  reserved for FI_RMA (not offered yet: MPICH falls back to AM)
  * Wire conventions:
  *   match bits  = the 64-bit tag; bit 63 (PTL3_LONG_BIT) marks a message
@@ -51,6 +52,23 @@
 #define PTL3_LONG_BIT (1ULL << 63)
 #define PTL3_HDR_HAS_DATA (1ULL << 63)
 #define PTL3_SENDID_MASK 0x7FFFFFFFULL
+/* send ids of the general path (one ME per send) leave bit 30 clear; a
+ * staged inject (ptl3_stage.c) is STAGE | shift << 25 | slot, pulled at
+ * remote offset slot << shift through the one stage ME */
+#define PTL3_SENDID_GENERAL_MASK 0x3FFFFFFFULL
+#define PTL3_SENDID_STAGE (1ULL << 30)
+#define PTL3_STAGE_SHIFT_POS 25
+#define PTL3_STAGE_MAX_SHIFT 31
+#define PTL3_STAGE_SLOT_MASK ((1ULL << PTL3_STAGE_SHIFT_POS) - 1)
+#define PTL3_STAGE_SLOT_BITS (PTL3_SENDID_STAGE - 1) /* ignored by the stage ME */
+
+/* remote offset of a send's data in the sender's PT_RDV entry */
+static inline uint64_t ptl3_sendid_offset(uint64_t send_id)
+{
+	if (!(send_id & PTL3_SENDID_STAGE))
+		return 0;
+	return (send_id & PTL3_STAGE_SLOT_MASK) << ((send_id >> PTL3_STAGE_SHIFT_POS) & 31);
+}
 /* inject copies up to this size stay with their op slot for reuse */
 #define PTL3_BOUNCE_KEEP 65536
 
@@ -77,6 +95,7 @@ struct ptl3_params {
 	int pt_base;		/* first portal index used */
 	int rma;		/* offer FI_RMA (PT_RMA); off by default */
 	unsigned yield_polls;	/* sched_yield after this many empty CQ reads (0: never) */
+	int stage_slots;	/* inject staging slots per endpoint (0: no staging) */
 };
 extern struct ptl3_params ptl3_params;
 extern int ptl3_trace; /* FI_PTL3_TRACE=1: every Portals event on stderr */
@@ -247,6 +266,7 @@ struct ptl3_op {
 	ptl_handle_md_t md;
 	size_t len;
 	int got_ack, got_get, got_send_end;
+	uint32_t stage_slot1;	/* staged inject: its slot + 1 (0: not staged) */
 	size_t acked;
 	void *bounce;		/* inject copy; kept with the slot (ptl3_op_bounce) */
 	size_t bounce_cap;
@@ -264,12 +284,25 @@ struct ptl3_op {
 	struct ptl3_op *next;	/* posted list */
 };
 
+/* the inject staging area (ptl3_stage.c) */
+struct ptl3_stage {
+	char *mem;		/* nslots << shift bytes, mmap'd */
+	size_t bytes;
+	unsigned shift;		/* log2 of the slot size */
+	uint32_t nslots;	/* 0: staging off */
+	uint32_t *free;		/* stack of free slots */
+	uint32_t nfree;
+	struct ptl3_op **owner; /* slot -> the send using it */
+	ptl_handle_me_t me;	/* on PT_RDV, match bits PTL3_SENDID_STAGE */
+};
+
 struct ptl3_stats {
 	uint64_t puts, gets, acks, get_ends, replies;
 	uint64_t ux_eager, ux_header, ux_matched;
 	uint64_t mdupdate_retries, ebuf_reposts;
 	uint64_t bytes_sent, bytes_recv;
 	uint64_t truncated, cancelled;
+	uint64_t staged; /* inject sends that went through a stage slot */
 };
 
 struct ptl3_ep {
@@ -297,6 +330,7 @@ struct ptl3_ep {
 	uint32_t posted_recvs;
 	uint64_t next_send_id;
 	uint32_t sends_since_drain;
+	struct ptl3_stage stage;
 	struct ptl3_stats st;
 };
 
@@ -371,10 +405,22 @@ ssize_t ptl3_ep_cancel_locked(struct ptl3_ep *ep, void *context);
 void ptl3_release_sender_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr);
 extern char ptl3_zero_byte;
 
+/* ---- inject staging (ptl3_stage.c) */
+/* expose the staging area on PT_RDV; failure leaves staging off (no error) */
+int ptl3_stage_setup_locked(struct ptl3_ep *ep);
+void ptl3_stage_teardown_locked(struct ptl3_ep *ep); /* unlink the ME */
+void ptl3_stage_free(struct ptl3_ep *ep);	     /* after teardown: the memory */
+/* copy buf[0..len) into a free slot owned by op (sets op->send_id), or NULL */
+void *ptl3_stage_take_locked(struct ptl3_ep *ep, struct ptl3_op *op, const void *buf, size_t len);
+void ptl3_stage_release_locked(struct ptl3_ep *ep, struct ptl3_op *op);
+/* the send whose slot a GET_END on the stage MD (match bits) read, or NULL */
+struct ptl3_op *ptl3_stage_owner_locked(struct ptl3_ep *ep, uint64_t match_bits);
+
 /* user_ptr encoding: kind in bits 62..63, generation 32..61, index 0..31 */
 #define PTL3_UP_OP 1ULL
 #define PTL3_UP_EBUF 2ULL
 #define PTL3_UP_OVF 3ULL
+#define PTL3_UP_IDX_STAGE 0xFFFFFFFFu /* kind OVF with this index: the stage MD */
 #define PTL3_UP_KIND(u) ((uint64_t)(u) >> 62)
 #define PTL3_UP_GEN(u) ((uint32_t)(((uint64_t)(u) >> 32) & 0x3FFFFFFFu))
 #define PTL3_UP_IDX(u) ((uint32_t)((uint64_t)(u)&0xFFFFFFFFu))

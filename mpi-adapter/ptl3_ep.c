@@ -59,6 +59,8 @@ void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op)
 	if (!op->live)
 		return;
 	op->live = 0;
+	if (op->stage_slot1)
+		ptl3_stage_release_locked(ep, op);
 	if (op->bounce_cap > PTL3_BOUNCE_KEEP) {
 		free(op->bounce);
 		op->bounce = NULL;
@@ -150,14 +152,33 @@ static void send_fail_locked(struct ptl3_ep *ep, struct ptl3_op *op, const ptl_e
 		  ev->initiator.pid, PtlNIFailStr(ep->dom->ni, ev->ni_fail_type));
 	if (op->me != PTL_INVALID_HANDLE)
 		PtlMEUnlink(op->me);
+	else if (op->stage_slot1)
+		PtlMDUnlink(op->md); /* no ACK will use up its threshold */
 	ptl3_tx_complete_locked(ep, op, FI_EIO);
 	ep->outstanding_sends--;
 	ptl3_op_free_locked(ep, op);
 }
 
+/* a receiver pulled (or released) a staged inject */
+static void stage_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
+{
+	if (ev->type != PTL_EVENT_GET_END)
+		return;
+	struct ptl3_op *op = ptl3_stage_owner_locked(ep, ev->match_bits);
+	if (!op || !op->live || op->kind != PTL3_OP_SEND)
+		return; /* a get for no send of ours: nothing to complete */
+	ep->st.get_ends++;
+	op->got_get = 1;
+	send_check_locked(ep, op);
+}
+
 static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 {
 	uint64_t u = (uint64_t)(uintptr_t)ev->md.user_ptr;
+	if (u == (uint64_t)(uintptr_t)PTL3_UP_MAKE(PTL3_UP_OVF, 0, PTL3_UP_IDX_STAGE)) {
+		stage_event_locked(ep, ev);
+		return;
+	}
 	struct ptl3_op *op = op_lookup(ep, u);
 	if (!op)
 		return; /* stale (e.g. UNLINK after completion) */
@@ -532,6 +553,7 @@ static int ep_enable_locked(struct ptl3_ep *ep)
 		if (rc)
 			return rc;
 	}
+	ptl3_stage_setup_locked(ep);
 	dom->ep = ep;
 	ep->enabled = 1;
 	return 0;
@@ -589,7 +611,7 @@ static void print_counters_locked(struct ptl3_ep *ep)
 		"ptl3 counters [pid %d nid %u ptl_pid %u nal %s progress %s]: puts %llu gets %llu "
 		"acks %llu get_ends %llu replies %llu unexpected_eager %llu unexpected_header %llu "
 		"unexpected_matched %llu mdupdate_retries %llu ebuf_reposts %llu bytes_sent %llu "
-		"bytes_recv %llu truncated %llu cancelled %llu portals_drop_count %llu "
+		"bytes_recv %llu truncated %llu cancelled %llu staged %llu portals_drop_count %llu "
 		"portals_drop_length %llu mes_allocated %llu mds_allocated %llu\n",
 		(int)getpid(), ep->dom->id.nid, ep->dom->id.pid, ep->dom->nal_name,
 		ep->dom->progress_name, (unsigned long long)s->puts, (unsigned long long)s->gets,
@@ -599,6 +621,7 @@ static void print_counters_locked(struct ptl3_ep *ep)
 		(unsigned long long)s->mdupdate_retries, (unsigned long long)s->ebuf_reposts,
 		(unsigned long long)s->bytes_sent, (unsigned long long)s->bytes_recv,
 		(unsigned long long)s->truncated, (unsigned long long)s->cancelled,
+		(unsigned long long)s->staged,
 		(unsigned long long)drops, (unsigned long long)droplen, (unsigned long long)mes,
 		(unsigned long long)mds);
 	if (drops)
@@ -643,6 +666,7 @@ static int ep_close(struct fid *fid)
 		}
 		for (int i = 0; i < PTL3_NQ; i++)
 			ptl3_rxq_teardown_locked(ep, &ep->q[i]);
+		ptl3_stage_teardown_locked(ep);
 		PtlEQFree(ep->eq);
 		PtlEQFree(ep->ueq);
 		if (dom->ep == ep)
@@ -675,6 +699,7 @@ static int ep_close(struct fid *fid)
 	}
 	free(ep->ops);
 	free(ep->freeidx);
+	ptl3_stage_free(ep);
 	if (ep->info)
 		fi_freeinfo(ep->info);
 	free(ep);

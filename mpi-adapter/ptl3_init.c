@@ -89,6 +89,8 @@ void ptl3_params_load(void)
 	ptl3_params.pt_base = (int)n;
 	get_size("yield_polls", &n, 0, 0);
 	ptl3_params.yield_polls = (unsigned)n;
+	get_size("stage_slots", &n, 256, 0);
+	ptl3_params.stage_slots = (int)(n > PTL3_STAGE_SLOT_MASK ? PTL3_STAGE_SLOT_MASK : n);
 	ptl3_params.rma = 0;
 	if (fi_param_get_bool(&ptl3_prov, "rma", &v) == FI_SUCCESS)
 		ptl3_params.rma = v;
@@ -123,6 +125,9 @@ FI_EXT_INI
 	fi_param_define(&ptl3_prov, "yield_polls", FI_PARAM_INT,
 			"sched_yield() after this many consecutive empty CQ reads, so oversubscribed "
 			"ranks let their peers run (0: never, the default)");
+	fi_param_define(&ptl3_prov, "stage_slots", FI_PARAM_INT,
+			"inject sends in flight that are staged in one region exposed once, not an ME "
+			"and MD each (0: none; default: 256)");
 	fi_param_define(&ptl3_prov, "rma", FI_PARAM_BOOL,
 			"offer FI_RMA (fi_read/fi_write on PT_RMA; experimental, default: no, so "
 			"MPICH uses its active-message path for one-sided operations)");

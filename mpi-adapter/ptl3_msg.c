@@ -218,7 +218,8 @@ void ptl3_release_sender_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64
 	md.eq_handle = PTL_EQ_NONE;
 	if (PtlMDBind(ep->dom->ni, md, PTL_UNLINK, &mdh) != PTL_OK)
 		return;
-	if (PtlGet(mdh, src, ep->pt_base + PTL3_PT_RDV, 0, sendid_of(hdr), 0) != PTL_OK)
+	uint64_t sid = sendid_of(hdr);
+	if (PtlGet(mdh, src, ep->pt_base + PTL3_PT_RDV, 0, sid, ptl3_sendid_offset(sid)) != PTL_OK)
 		PtlMDUnlink(mdh);
 	ep->st.gets++;
 }
@@ -239,7 +240,8 @@ static int pull_start_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struc
 	int rc = PtlMDBind(ep->dom->ni, md, PTL_UNLINK, &mdh);
 	if (rc != PTL_OK)
 		return ptl3_ptl_to_fi(rc);
-	rc = PtlGet(mdh, x->src, ep->pt_base + PTL3_PT_RDV, 0, sendid_of(x->hdr), 0);
+	uint64_t sid = sendid_of(x->hdr);
+	rc = PtlGet(mdh, x->src, ep->pt_base + PTL3_PT_RDV, 0, sid, ptl3_sendid_offset(sid));
 	if (rc != PTL_OK) {
 		PtlMDUnlink(mdh);
 		return ptl3_ptl_to_fi(rc);
@@ -557,6 +559,54 @@ ssize_t ptl3_recv_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	return r;
 }
 
+/* general send path: a PT_RDV entry of its own (match bits = a new send
+ * id) holds the data until the ACK says it all arrived or the receiver
+ * pulled it; the put goes out of the same MD */
+static int send_md_expose_locked(struct ptl3_ep *ep, struct ptl3_op *op, const void *buf,
+				 size_t len)
+{
+	op->send_id = ep->next_send_id++ & PTL3_SENDID_GENERAL_MASK;
+	if (!op->send_id)
+		op->send_id = ep->next_send_id++ & PTL3_SENDID_GENERAL_MASK;
+	int rc = PtlMEAttach(ep->dom->ni, ep->pt_base + PTL3_PT_RDV, any_id, op->send_id, 0,
+			     PTL_UNLINK, PTL_INS_AFTER, &op->me);
+	if (rc != PTL_OK) {
+		PTL3_WARN(FI_LOG_EP_DATA, "PtlMEAttach(rdv): %s\n", PtlErrorStr(rc));
+		return rc;
+	}
+	ptl_md_t md;
+	memset(&md, 0, sizeof(md));
+	md.start = len ? (void *)buf : (void *)&ptl3_zero_byte;
+	md.length = len;
+	md.threshold = 3; /* the put, its ack, one get from the receiver */
+	md.options = PTL_MD_OP_GET | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE;
+	md.user_ptr = ptl3_op_uptr(op);
+	md.eq_handle = ep->eq;
+	rc = PtlMDAttach(op->me, md, PTL_UNLINK, &op->md);
+	if (rc != PTL_OK) {
+		PtlMEUnlink(op->me);
+		op->me = PTL_INVALID_HANDLE;
+	}
+	return rc;
+}
+
+/* staged inject: the stage ME exposes the data (op->send_id set by
+ * ptl3_stage_take_locked); the put needs a free-floating MD, which unlinks
+ * itself after SEND_END and ACK */
+static int send_md_bind_locked(struct ptl3_ep *ep, struct ptl3_op *op, const void *buf,
+			       size_t len)
+{
+	ptl_md_t md;
+	memset(&md, 0, sizeof(md));
+	md.start = len ? (void *)buf : (void *)&ptl3_zero_byte;
+	md.length = len;
+	md.threshold = 2;
+	md.options = PTL_MD_EVENT_START_DISABLE;
+	md.user_ptr = ptl3_op_uptr(op);
+	md.eq_handle = ep->eq;
+	return PtlMDBind(ep->dom->ni, md, PTL_UNLINK, &op->md);
+}
+
 ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
 			 fi_addr_t dest, uint64_t tag, uint64_t data, int has_data, void *context,
 			 uint64_t flags)
@@ -592,7 +642,10 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	op->cq_flags = FI_SEND | (qid == PTL3_Q_TAG ? FI_TAGGED : FI_MSG);
 	if (flags & FI_INJECT) {
 		op->want_comp = 0;
-		if (len) {
+		void *staged = ptl3_stage_take_locked(ep, op, buf, len);
+		if (staged) {
+			buf = staged;
+		} else if (len) {
 			buf = ptl3_op_bounce(op, buf, len);
 			if (!buf) {
 				ptl3_op_free_locked(ep, op);
@@ -603,28 +656,9 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	} else {
 		op->want_comp = !ep->tx_selective || (flags & FI_COMPLETION);
 	}
-	op->send_id = ep->next_send_id++ & PTL3_SENDID_MASK;
-	if (!op->send_id)
-		op->send_id = ep->next_send_id++ & PTL3_SENDID_MASK;
-	int rc = PtlMEAttach(ep->dom->ni, ep->pt_base + PTL3_PT_RDV, any_id, op->send_id, 0,
-			     PTL_UNLINK, PTL_INS_AFTER, &op->me);
+	int rc = op->stage_slot1 ? send_md_bind_locked(ep, op, buf, len)
+				 : send_md_expose_locked(ep, op, buf, len);
 	if (rc != PTL_OK) {
-		ptl3_op_free_locked(ep, op);
-		ptl3_unlock(ep->dom);
-		PTL3_WARN(FI_LOG_EP_DATA, "PtlMEAttach(rdv): %s\n", PtlErrorStr(rc));
-		return rc == PTL_NO_SPACE ? -FI_EAGAIN : -FI_EIO;
-	}
-	ptl_md_t md;
-	memset(&md, 0, sizeof(md));
-	md.start = len ? (void *)buf : (void *)&ptl3_zero_byte;
-	md.length = len;
-	md.threshold = 3; /* the put, its ack, one get from the receiver */
-	md.options = PTL_MD_OP_GET | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE;
-	md.user_ptr = ptl3_op_uptr(op);
-	md.eq_handle = ep->eq;
-	rc = PtlMDAttach(op->me, md, PTL_UNLINK, &op->md);
-	if (rc != PTL_OK) {
-		PtlMEUnlink(op->me);
 		ptl3_op_free_locked(ep, op);
 		ptl3_unlock(ep->dom);
 		return rc == PTL_NO_SPACE ? -FI_EAGAIN : -FI_EIO;
@@ -636,7 +670,10 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	ptl_pt_index_t pt = ep->pt_base + (qid == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
 	rc = PtlPut(op->md, PTL_ACK_REQ, id, pt, 0, mbits, 0, hdr);
 	if (rc != PTL_OK) {
-		PtlMEUnlink(op->me);
+		if (op->me != PTL_INVALID_HANDLE)
+			PtlMEUnlink(op->me);
+		else
+			PtlMDUnlink(op->md);
 		ptl3_op_free_locked(ep, op);
 		ptl3_unlock(ep->dom);
 		PTL3_WARN(FI_LOG_EP_DATA, "PtlPut: %s\n", PtlErrorStr(rc));
