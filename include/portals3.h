@@ -192,6 +192,12 @@ enum {
 #define PTL_MD_MAX_SIZE 0x0040u
 #define PTL_MD_EVENT_START_DISABLE 0x0080u
 #define PTL_MD_EVENT_END_DISABLE 0x0100u
+/** p3stack extension (Portals 4's PTL_ME_EVENT_UNLINK_DISABLE): no
+ *  PTL_EVENT_UNLINK when the MD unlinks itself (threshold used up, or
+ *  PTL_MD_MAX_SIZE space short).  For use-once MDs whose owner learns
+ *  everything from the END event (an MPI port's posted receives and sends):
+ *  one event less to write and read per message. */
+#define PTL_MD_EVENT_UNLINK_DISABLE 0x0200u
 
 typedef struct {
 	void *iov_base;

@@ -234,7 +234,7 @@ static int pull_start_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struc
 	md.start = n ? (void *)dst : (void *)&ptl3_zero_byte;
 	md.length = n;
 	md.threshold = 1;
-	md.options = PTL_MD_EVENT_START_DISABLE;
+	md.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE;
 	md.user_ptr = ptl3_op_uptr(op);
 	md.eq_handle = ep->eq;
 	int rc = PtlMDBind(ep->dom->ni, md, PTL_UNLINK, &mdh);
@@ -310,7 +310,8 @@ static ssize_t post_recv_locked(struct ptl3_ep *ep, struct ptl3_op *op, int has_
 		md.start = op->buflen ? (void *)op->buf : (void *)&ptl3_zero_byte;
 		md.length = op->buflen;
 		md.threshold = 1;
-		md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE;
+		md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
+			     PTL_MD_EVENT_UNLINK_DISABLE;
 		md.user_ptr = ptl3_op_uptr(op);
 		md.eq_handle = ep->eq;
 		ptl_process_id_t mid = has_src ? src : any_id;
@@ -579,7 +580,8 @@ static int send_md_expose_locked(struct ptl3_ep *ep, struct ptl3_op *op, const v
 	md.start = len ? (void *)buf : (void *)&ptl3_zero_byte;
 	md.length = len;
 	md.threshold = 3; /* the put, its ack, one get from the receiver */
-	md.options = PTL_MD_OP_GET | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE;
+	md.options = PTL_MD_OP_GET | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
+		     PTL_MD_EVENT_UNLINK_DISABLE;
 	md.user_ptr = ptl3_op_uptr(op);
 	md.eq_handle = ep->eq;
 	rc = PtlMDAttach(op->me, md, PTL_UNLINK, &op->md);
@@ -601,7 +603,7 @@ static int send_md_bind_locked(struct ptl3_ep *ep, struct ptl3_op *op, const voi
 	md.start = len ? (void *)buf : (void *)&ptl3_zero_byte;
 	md.length = len;
 	md.threshold = 2;
-	md.options = PTL_MD_EVENT_START_DISABLE;
+	md.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE;
 	md.user_ptr = ptl3_op_uptr(op);
 	md.eq_handle = ep->eq;
 	return PtlMDBind(ep->dom->ni, md, PTL_UNLINK, &op->md);

@@ -9,7 +9,7 @@
 #define P3_MD_OPTIONS_ALL                                                                        \
 	(PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_TRUNCATE |               \
 	 PTL_MD_ACK_DISABLE | PTL_MD_IOVEC | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE |    \
-	 PTL_MD_EVENT_END_DISABLE)
+	 PTL_MD_EVENT_END_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE)
 
 int p3_md_validate_locked(struct p3_lib *lib, const ptl_md_t *umd, struct p3_eq **eq)
 {
@@ -132,6 +132,10 @@ void p3_md_maybe_unlink_locked(struct p3_lib *lib, struct p3_md *md, uint32_t li
 
 	if (md->md_pending || !md->md_armed || md->md_unlink != PTL_UNLINK)
 		return;
+	if (md->md_user.options & PTL_MD_EVENT_UNLINK_DISABLE) {
+		p3_md_destroy_locked(lib, md);
+		return;
+	}
 	memset(&ei, 0, sizeof(ei));
 	ei.ei_initiator = lib->lib_id;
 	ei.ei_uid = lib->lib_uid;

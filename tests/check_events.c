@@ -321,6 +321,61 @@ static void start_end_disable_ini(struct h_ctx *c)
 	H_OK(PtlEQFree(eq));
 }
 
+/* Extension PTL_MD_EVENT_UNLINK_DISABLE: a use-once MD that unlinks itself
+ * posts its END event but no UNLINK; without the option, UNLINK follows.
+ * Target: receive MDs; initiator: a bound send MD. */
+H_PAIR_TEST(unlink_disable)
+static void unlink_disable_tgt(struct h_ctx *c)
+{
+	ptl_handle_eq_t eq = h_eq(c, 32);
+	ptl_handle_md_t m1, m2;
+	h_me_md(c, H_PT, h_any_id, 7, 0, PTL_UNLINK, h_md(tb, 8, 1, PTL_MD_OP_PUT, eq), PTL_UNLINK,
+	        &m1);
+	h_me_md(c, H_PT, h_any_id, 8, 0, PTL_UNLINK,
+	        h_md(tb + 8, 8, 1, PTL_MD_OP_PUT | PTL_MD_EVENT_UNLINK_DISABLE, eq), PTL_UNLINK,
+	        &m2);
+	ptl_event_t ev;
+	h_sync(c);
+	h_expect(eq, PTL_EVENT_PUT_START, &ev);
+	h_expect(eq, PTL_EVENT_PUT_END, &ev);
+	H_EQ(ev.md_handle, m1);
+	h_expect(eq, PTL_EVENT_UNLINK, &ev);
+	H_EQ(ev.md_handle, m1);
+	h_sync(c);
+	h_expect(eq, PTL_EVENT_PUT_START, &ev);
+	h_expect(eq, PTL_EVENT_PUT_END, &ev);
+	H_EQ(ev.md_handle, m2);
+	h_expect_none(eq, 50);
+	/* both MDs are gone (the second one silently) */
+	H_RC(PtlMDUnlink(m1), PTL_MD_INVALID);
+	H_RC(PtlMDUnlink(m2), PTL_MD_INVALID);
+	h_sync(c);
+	H_OK(PtlEQFree(eq));
+}
+static void unlink_disable_ini(struct h_ctx *c)
+{
+	char buf[8] = {0};
+	ptl_handle_eq_t eq = h_eq(c, 32);
+	ptl_handle_md_t s = h_bind(
+	    c, h_md(buf, 8, 1, PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE, eq),
+	    PTL_UNLINK);
+	ptl_event_t ev;
+	h_sync(c);
+	H_OK(PtlPut(s, PTL_NO_ACK_REQ, h_peer(c), H_PT, 0, 7, 0, 0));
+	h_expect(eq, PTL_EVENT_SEND_END, &ev);
+	H_EQ(ev.md_handle, s);
+	h_expect_none(eq, 50);
+	H_RC(PtlMDUnlink(s), PTL_MD_INVALID);
+	h_sync(c);
+	s = h_bind(c, h_md(buf, 8, 1, PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE, eq),
+	           PTL_UNLINK);
+	H_OK(PtlPut(s, PTL_NO_ACK_REQ, h_peer(c), H_PT, 0, 8, 0, 0));
+	h_expect(eq, PTL_EVENT_SEND_END, &ev);
+	h_expect_none(eq, 50);
+	h_sync(c);
+	H_OK(PtlEQFree(eq));
+}
+
 /* §7: 64-bit hdr_data arrives intact (both halves, top bit set). */
 H_PAIR_TEST(hdr_data_64bit)
 static void hdr_data_64bit_tgt(struct h_ctx *c)
@@ -486,6 +541,7 @@ static Suite *suite(void)
 	H_ADD(tc, link_pairing);
 	H_ADD(tc, sequence_increasing);
 	H_ADD(tc, start_end_disable);
+	H_ADD(tc, unlink_disable);
 	H_ADD(tc, hdr_data_64bit);
 	H_ADD(tc, two_puts_ordered);
 	H_ADD(tc, getput_events);
