@@ -420,7 +420,8 @@ struct ptl3_op *ptl3_stage_owner_locked(struct ptl3_ep *ep, uint64_t match_bits)
 #define PTL3_UP_OP 1ULL
 #define PTL3_UP_EBUF 2ULL
 #define PTL3_UP_OVF 3ULL
-#define PTL3_UP_IDX_STAGE 0xFFFFFFFFu /* kind OVF with this index: the stage MD */
+/* the stage MD (kind OVF with an index no overflow ME has) */
+#define PTL3_UP_STAGE PTL3_UP_MAKE(PTL3_UP_OVF, 0, 0xFFFFFFFFu)
 #define PTL3_UP_KIND(u) ((uint64_t)(u) >> 62)
 #define PTL3_UP_GEN(u) ((uint32_t)(((uint64_t)(u) >> 32) & 0x3FFFFFFFu))
 #define PTL3_UP_IDX(u) ((uint32_t)((uint64_t)(u)&0xFFFFFFFFu))

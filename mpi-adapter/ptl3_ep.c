@@ -175,7 +175,7 @@ static void stage_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 {
 	uint64_t u = (uint64_t)(uintptr_t)ev->md.user_ptr;
-	if (u == (uint64_t)(uintptr_t)PTL3_UP_MAKE(PTL3_UP_OVF, 0, PTL3_UP_IDX_STAGE)) {
+	if (u == (uint64_t)(uintptr_t)PTL3_UP_STAGE) {
 		stage_event_locked(ep, ev);
 		return;
 	}

@@ -204,50 +204,47 @@ static uint64_t sendid_of(uint64_t hdr)
 	return (hdr >> 32) & PTL3_SENDID_MASK;
 }
 
-/* tell a sender whose message we will not pull (truncated or discarded)
- * that it may complete: a zero-length get on its PT_RDV entry */
-void ptl3_release_sender_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr)
+/* a use-once MD over buf[0..len) (zero-length ones point at a dummy byte)
+ * whose events go to op's completion EQ (nowhere without op); it unlinks
+ * itself after `threshold` operations, without an UNLINK event */
+static int md_bind_once_locked(struct ptl3_ep *ep, struct ptl3_op *op, const void *buf,
+			       size_t len, int threshold, ptl_handle_md_t *mdh)
 {
 	ptl_md_t md;
-	ptl_handle_md_t mdh;
 	memset(&md, 0, sizeof(md));
-	md.start = &ptl3_zero_byte;
-	md.length = 0;
-	md.threshold = 1;
-	md.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE;
-	md.eq_handle = PTL_EQ_NONE;
-	if (PtlMDBind(ep->dom->ni, md, PTL_UNLINK, &mdh) != PTL_OK)
-		return;
-	uint64_t sid = sendid_of(hdr);
-	if (PtlGet(mdh, src, ep->pt_base + PTL3_PT_RDV, 0, sid, ptl3_sendid_offset(sid)) != PTL_OK)
-		PtlMDUnlink(mdh);
-	ep->st.gets++;
+	md.start = len ? (void *)buf : (void *)&ptl3_zero_byte;
+	md.length = len;
+	md.threshold = threshold;
+	md.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE;
+	md.user_ptr = op ? ptl3_op_uptr(op) : NULL;
+	md.eq_handle = op ? ep->eq : PTL_EQ_NONE;
+	return PtlMDBind(ep->dom->ni, md, PTL_UNLINK, mdh);
 }
 
-/* start a PtlGet of an unexpected header-only message into op's buffer */
-static int pull_start_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struct ptl3_ux *x,
-			     char *dst, size_t n)
+/* PtlGet of n bytes from the sender's PT_RDV entry named by hdr's send id
+ * into dst: op's pull of a header-only message, or (no op, n 0) a release */
+static int pull_start_locked(struct ptl3_ep *ep, struct ptl3_op *op, ptl_process_id_t src,
+			     uint64_t hdr, char *dst, size_t n)
 {
-	ptl_md_t md;
 	ptl_handle_md_t mdh;
-	memset(&md, 0, sizeof(md));
-	md.start = n ? (void *)dst : (void *)&ptl3_zero_byte;
-	md.length = n;
-	md.threshold = 1;
-	md.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE;
-	md.user_ptr = ptl3_op_uptr(op);
-	md.eq_handle = ep->eq;
-	int rc = PtlMDBind(ep->dom->ni, md, PTL_UNLINK, &mdh);
+	int rc = md_bind_once_locked(ep, op, dst, n, 1, &mdh);
 	if (rc != PTL_OK)
 		return ptl3_ptl_to_fi(rc);
-	uint64_t sid = sendid_of(x->hdr);
-	rc = PtlGet(mdh, x->src, ep->pt_base + PTL3_PT_RDV, 0, sid, ptl3_sendid_offset(sid));
+	uint64_t sid = sendid_of(hdr);
+	rc = PtlGet(mdh, src, ep->pt_base + PTL3_PT_RDV, 0, sid, ptl3_sendid_offset(sid));
 	if (rc != PTL_OK) {
 		PtlMDUnlink(mdh);
 		return ptl3_ptl_to_fi(rc);
 	}
 	ep->st.gets++;
 	return 0;
+}
+
+/* tell a sender whose message we will not pull (truncated or discarded)
+ * that it may complete: a zero-length get on its PT_RDV entry */
+void ptl3_release_sender_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr)
+{
+	pull_start_locked(ep, NULL, src, hdr, NULL, 0);
 }
 
 /* deliver an unexpected message to a receive op (RECV); frees x; may free op */
@@ -271,7 +268,7 @@ static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, struct ptl3
 	op->rlen = x->rlen;
 	op->tag = x->tag;
 	op->hdr = x->hdr;
-	int rc = pull_start_locked(ep, op, x, op->buf, n);
+	int rc = pull_start_locked(ep, op, x->src, x->hdr, op->buf, n);
 	if (rc) {
 		ptl3_rx_complete_locked(ep, op->context, flags, op->buf, 0, x->tag, x->hdr, FI_EIO, 0,
 					1);
@@ -348,7 +345,7 @@ static int sync_pull_locked(struct ptl3_ep *ep, const struct ptl3_ux *x, char *d
 	if (!s)
 		return -FI_ENOMEM;
 	uint32_t idx = s->idx;
-	int rc = pull_start_locked(ep, s, x, dst, n);
+	int rc = pull_start_locked(ep, s, x->src, x->hdr, dst, n);
 	if (rc) {
 		ptl3_op_free_locked(ep, s);
 		return rc;
@@ -592,23 +589,6 @@ static int send_md_expose_locked(struct ptl3_ep *ep, struct ptl3_op *op, const v
 	return rc;
 }
 
-/* staged inject: the stage ME exposes the data (op->send_id set by
- * ptl3_stage_take_locked); the put needs a free-floating MD, which unlinks
- * itself after SEND_END and ACK */
-static int send_md_bind_locked(struct ptl3_ep *ep, struct ptl3_op *op, const void *buf,
-			       size_t len)
-{
-	ptl_md_t md;
-	memset(&md, 0, sizeof(md));
-	md.start = len ? (void *)buf : (void *)&ptl3_zero_byte;
-	md.length = len;
-	md.threshold = 2;
-	md.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE;
-	md.user_ptr = ptl3_op_uptr(op);
-	md.eq_handle = ep->eq;
-	return PtlMDBind(ep->dom->ni, md, PTL_UNLINK, &op->md);
-}
-
 ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
 			 fi_addr_t dest, uint64_t tag, uint64_t data, int has_data, void *context,
 			 uint64_t flags)
@@ -658,7 +638,10 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	} else {
 		op->want_comp = !ep->tx_selective || (flags & FI_COMPLETION);
 	}
-	int rc = op->stage_slot1 ? send_md_bind_locked(ep, op, buf, len)
+	/* a staged inject is exposed by the stage ME (op->send_id set by
+	 * ptl3_stage_take_locked): its put needs only an MD that unlinks
+	 * itself after SEND_END and ACK */
+	int rc = op->stage_slot1 ? md_bind_once_locked(ep, op, buf, len, 2, &op->md)
 				 : send_md_expose_locked(ep, op, buf, len);
 	if (rc != PTL_OK) {
 		ptl3_op_free_locked(ep, op);

@@ -72,7 +72,7 @@ int ptl3_stage_setup_locked(struct ptl3_ep *ep)
 	md.threshold = PTL_MD_THRESH_INF;
 	md.options =
 	    PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE;
-	md.user_ptr = PTL3_UP_MAKE(PTL3_UP_OVF, 0, PTL3_UP_IDX_STAGE);
+	md.user_ptr = PTL3_UP_STAGE;
 	md.eq_handle = ep->eq;
 	ptl_handle_md_t mdh;
 	rc = PtlMDAttach(st->me, md, PTL_RETAIN, &mdh);
