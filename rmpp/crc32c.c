@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* crc32c.c - CRC32C (Castagnoli): SSE4.2 crc32 instruction when available,
- * slicing-by-8 tables otherwise. */
+ * slicing-by-8 tables otherwise; long buffers go to the carry-less-multiply
+ * fold of crc32c_fold.c when the CPU has it. */
 #include "rmpp_wire.h"
 
 #include <pthread.h>
@@ -121,6 +122,11 @@ int rmpp_crc32c_hw_available(void)
 }
 
 uint32_t rmpp_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	return rmpp_crc32c_fold(crc, buf, len);
+}
+
+uint32_t rmpp_crc32c_word(uint32_t crc, const void *buf, size_t len)
 {
 	pthread_once(&crc_once, crc_init);
 #if defined(__x86_64__)

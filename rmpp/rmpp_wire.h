@@ -202,6 +202,15 @@ const char *rmpp_parse_err_str(int err);
 uint32_t rmpp_crc32c(uint32_t crc, const void *buf, size_t len);
 uint32_t rmpp_crc32c_sw(uint32_t crc, const void *buf, size_t len);
 int rmpp_crc32c_hw_available(void);
+/* The same CRC without the fold (crc32 instruction or tables), the fold's
+ * entry (falls back to the former below 256 bytes or without AVX-512
+ * VPCLMULQDQ), and a copy of len bytes from src to dst that returns the CRC
+ * of those bytes chained on crc (one pass).  P3_RMPP_CRC_NOFOLD=1 in the
+ * environment disables the fold (comparisons, tests). */
+uint32_t rmpp_crc32c_word(uint32_t crc, const void *buf, size_t len);
+uint32_t rmpp_crc32c_fold(uint32_t crc, const void *buf, size_t len);
+uint32_t rmpp_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len);
+int rmpp_crc32c_fold_available(void);
 
 /* PSN serial arithmetic (RFC 1982 style, 32 bits). */
 static inline int rmpp_seq_lt(uint32_t a, uint32_t b)

@@ -261,8 +261,10 @@ int rmpp_pkt_parse(const uint8_t *buf, size_t len, unsigned opts, struct rmpp_pk
 	return 0;
 }
 
+/* Copy len bytes at offset off of the iovec to dst; with crc non-NULL,
+ * chain the CRC of those bytes onto *crc in the same pass. */
 static size_t iov_gather(uint8_t *dst, const struct iovec *iov, size_t niov, uint64_t off,
-			 size_t len)
+                         size_t len, uint32_t *crc)
 {
 	size_t done = 0;
 	for (size_t i = 0; i < niov && done < len; i++) {
@@ -273,7 +275,11 @@ static size_t iov_gather(uint8_t *dst, const struct iovec *iov, size_t niov, uin
 		size_t n = iov[i].iov_len - (size_t)off;
 		if (n > len - done)
 			n = len - done;
-		memcpy(dst + done, (const uint8_t *)iov[i].iov_base + off, n);
+		const uint8_t *src = (const uint8_t *)iov[i].iov_base + off;
+		if (crc)
+			*crc = rmpp_crc32c_copy(*crc, dst + done, src, n);
+		else
+			memcpy(dst + done, src, n);
 		done += n;
 		off = 0;
 	}
@@ -338,17 +344,19 @@ long rmpp_pkt_build(uint8_t *buf, size_t cap, struct rmpp_pkt *pkt, const struct
 		put32(q + 20, pkt->m.handle);
 		if (pkt->m.ptlhdr_len)
 			memcpy(payload, pkt->ptlhdr, pkt->m.ptlhdr_len);
-		if (pkt->data_len &&
-		    iov_gather(payload + pkt->m.ptlhdr_len, iov, niov, data_off, pkt->data_len) !=
-			    pkt->data_len)
-			return -1;
 	}
+	/* The CRC field is zero here; the payload is checksummed as it is
+	 * copied in (one pass over the data, not two). */
+	int crc_on = !!(pkt->flags & RMPP_F_CRC);
+	size_t data_at = hlen + (has_msg ? pkt->m.ptlhdr_len : 0);
+	uint32_t crc = crc_on ? rmpp_crc32c(0, buf, has_msg ? data_at : flen) : 0;
+	if (has_msg && pkt->data_len &&
+	    iov_gather(buf + data_at, iov, niov, data_off, pkt->data_len, crc_on ? &crc : NULL) !=
+	        pkt->data_len)
+		return -1;
 	pkt->frame_len = (uint32_t)flen;
-	if (pkt->flags & RMPP_F_CRC) {
-		pkt->crc = rmpp_crc32c(0, buf, flen);
-		put32(buf + OFF_CRC, pkt->crc);
-	} else {
-		pkt->crc = 0;
-	}
+	pkt->crc = crc;
+	if (crc_on)
+		put32(buf + OFF_CRC, crc);
 	return (long)flen;
 }

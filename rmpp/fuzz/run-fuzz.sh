@@ -14,7 +14,7 @@ mkdir -p "$work/corpus" "$work/artifacts"
 cp "$here"/corpus/* "$work/corpus/"
 $CC -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I"$src" \
-	"$here/fuzz_rmpp_hdr.c" "$src/wire.c" "$src/crc32c.c" -lpthread \
+	"$here/fuzz_rmpp_hdr.c" "$src/wire.c" "$src/crc32c.c" "$src/crc32c_fold.c" -lpthread \
 	-o "$work/fuzz_rmpp_hdr"
 echo "rmpp fuzz: running $secs s in $work"
 "$work/fuzz_rmpp_hdr" -max_total_time="$secs" -max_len=9100 -timeout=10 \
