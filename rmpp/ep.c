@@ -40,6 +40,34 @@ struct rmpp_conn *rmpp_conn_find(struct rmpp_ep *ep, const struct rmpp_addr *pee
 	return NULL;
 }
 
+/* Connections by (ip or MAC, endpoint id), whatever the port: a peer's
+ * direct frames come from its connected send socket's ephemeral port. */
+static unsigned node_hash(const struct rmpp_addr *a)
+{
+	struct rmpp_addr k = *a;
+	if (k.ra_link == RMPP_LINK_UDP)
+		k.u.udp.port = 0;
+	return addr_hash(&k);
+}
+
+/* The connection a direct frame from src belongs to: same node and endpoint
+ * id, and the peer's current epoch (so a frame of a former incarnation, or
+ * of an unrelated endpoint that reuses the id on another port, never
+ * matches a live connection). */
+static struct rmpp_conn *conn_find_direct(struct rmpp_ep *ep, const struct rmpp_addr *src,
+                                          uint32_t src_epoch)
+{
+	if (src->ra_link != RMPP_LINK_UDP || !src_epoch)
+		return NULL;
+	for (struct rmpp_conn *c = ep->nhash[node_hash(src)]; c; c = c->nhnext)
+		if (c->peer_known && c->peer_epoch == src_epoch && c->peer.ra_ep == src->ra_ep &&
+		    c->peer.u.udp.ip == src->u.udp.ip) {
+			ep->ctr.rx_direct++;
+			return c;
+		}
+	return NULL;
+}
+
 static struct rmpp_conn *conn_create(struct rmpp_ep *ep, const struct rmpp_addr *peer)
 {
 	struct rmpp_conn *c = calloc(1, sizeof(*c));
@@ -53,6 +81,9 @@ static struct rmpp_conn *conn_create(struct rmpp_ep *ep, const struct rmpp_addr 
 	unsigned h = addr_hash(peer);
 	c->hnext = ep->hash[h];
 	ep->hash[h] = c;
+	h = node_hash(peer);
+	c->nhnext = ep->nhash[h];
+	ep->nhash[h] = c;
 	c->lnext = ep->conns;
 	ep->conns = c;
 	ep->nconns++;
@@ -92,9 +123,10 @@ uint8_t *rmpp_ep_tx_slot(struct rmpp_ep *ep, const struct rmpp_addr *dst)
 	return f->data;
 }
 
-void rmpp_ep_tx_commit(struct rmpp_ep *ep, size_t len)
+void rmpp_ep_tx_commit(struct rmpp_ep *ep, size_t len, bool direct)
 {
 	ep->txf[ep->ntx].len = len;
+	ep->txf[ep->ntx].direct = direct;
 	ep->ntx++;
 }
 
@@ -141,6 +173,8 @@ void rmpp_ep_rx_frame(struct rmpp_ep *ep, const uint8_t *data, size_t len,
 		return;
 	}
 	struct rmpp_conn *c = rmpp_conn_find(ep, &from);
+	if (!c && !hello)
+		c = conn_find_direct(ep, &from, pkt.src_epoch);
 	if (!c) {
 		if (pkt.type != RMPP_PKT_HELLO) {
 			ep->ctr.stale_drops++;
@@ -212,6 +246,10 @@ static uint64_t pass(struct rmpp_ep *ep)
 			/* nothing pending */
 		}
 	}
+	if (ep->link.aux_fd >= 0 && ep->now - ep->aux_polled_at >= 1000) {
+		ep->link.poll_aux = true; /* rare: see struct rmpp_link */
+		ep->aux_polled_at = ep->now;
+	}
 	for (int round = 0; round < 8; round++) {
 		int n = ep->link.ops->recv(&ep->link, ep->rxf, (int)ep->cfg.batch);
 		if (n <= 0)
@@ -264,13 +302,22 @@ int rmpp_progress(struct rmpp_ep *ep, int timeout_ms)
 	next = pass(ep);
 	uint64_t start = ep->now;
 	uint64_t deadline = timeout_ms > 0 ? start + (uint64_t)timeout_ms * 1000u : 0;
+	/* The spin budget runs from the last frame received, not from the call:
+	 * a stream whose frames complete no message (the middle of a long one)
+	 * keeps the receiver spinning instead of sleeping between frames — each
+	 * sleep costs the sender a wake-up (an IPI on a VM) per frame. */
 	uint64_t spin_until = start + ep->cfg.spin_us;
+	uint64_t rx_seen = ep->ctr.rx_pkts;
 	for (;;) {
 		if (ep->upcalls != up0 || timeout_ms == 0 || ep->depth > 1)
 			break;
 		uint64_t now = ep->now;
 		if (deadline && now >= deadline)
 			break;
+		if (ep->ctr.rx_pkts != rx_seen) {
+			rx_seen = ep->ctr.rx_pkts;
+			spin_until = now + ep->cfg.spin_us;
+		}
 		if (now < spin_until) {
 			pthread_mutex_unlock(&ep->lock);
 			if (ep->cfg.spin_yield)
@@ -297,11 +344,14 @@ int rmpp_progress(struct rmpp_ep *ep, int timeout_ms)
 			ts.tv_nsec = (long)(d % 1000000u) * 1000;
 			tsp = &ts;
 		}
-		struct pollfd pfd[2] = {{.fd = ep->link.fd, .events = POLLIN},
-					{.fd = ep->wake_fd, .events = POLLIN}};
+		struct pollfd pfd[3] = {{.fd = ep->link.fd, .events = POLLIN},
+		                        {.fd = ep->wake_fd, .events = POLLIN},
+		                        {.fd = ep->link.aux_fd, .events = POLLIN}};
 		ep->blocked++;
 		pthread_mutex_unlock(&ep->lock);
-		int r = ppoll(pfd, 2, tsp, NULL);
+		int r = ppoll(pfd, ep->link.aux_fd >= 0 ? 3 : 2, tsp, NULL);
+		if (r > 0 && ep->link.aux_fd >= 0 && (pfd[2].revents & POLLIN))
+			ep->link.poll_aux = true;
 		bool woken = r > 0 && (pfd[1].revents & POLLIN);
 		if (woken) {
 			uint64_t v;
@@ -535,6 +585,7 @@ int rmpp_ep_create(const struct rmpp_ep_attr *attr, struct rmpp_ep **epp)
 	pthread_mutexattr_destroy(&ma);
 	ep->wake_fd = ep->timer_fd = ep->epoll_fd = -1;
 	ep->link.fd = -1;
+	ep->link.aux_fd = -1;
 	ep->link.ep = ep;
 	if (attr->cfg)
 		ep->cfg = *attr->cfg;
@@ -590,8 +641,8 @@ int rmpp_ep_create(const struct rmpp_ep_attr *attr, struct rmpp_ep **epp)
 		rc = -errno;
 		goto fail;
 	}
-	int fds[3] = {ep->link.fd, ep->wake_fd, ep->timer_fd};
-	for (int i = 0; i < 3; i++) {
+	int fds[4] = {ep->link.fd, ep->wake_fd, ep->timer_fd, ep->link.aux_fd};
+	for (int i = 0; i < (ep->link.aux_fd >= 0 ? 4 : 3); i++) {
 		struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
 		if (epoll_ctl(ep->epoll_fd, EPOLL_CTL_ADD, fds[i], &ev) != 0) {
 			rc = -errno;

@@ -224,7 +224,8 @@ static void emit(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_pkt *p,
 			 rmpp_pkt_type_name(p->type));
 		return;
 	}
-	rmpp_ep_tx_commit(ep, (size_t)len);
+	/* the peer knows our epoch and bound address: any source will do */
+	rmpp_ep_tx_commit(ep, (size_t)len, c->state == CONN_ESTABLISHED && c->peer_knows_us);
 	if (ep->log_level >= RMPP_LOG_TRACE)
 		rmpp_log(ep, RMPP_LOG_TRACE, &c->peer,
 			 "tx %s fl %02x psn %u ack %u cr %u sack %u %s msn %u off %u",
@@ -405,7 +406,7 @@ static void hello_emit(struct rmpp_ep *ep, struct rmpp_conn *c, unsigned type, u
 		memset(buf + len, 0, pad_to - (size_t)len);
 		len = pad_to;
 	}
-	rmpp_ep_tx_commit(ep, (size_t)len);
+	rmpp_ep_tx_commit(ep, (size_t)len, false); /* HELLOs tell the peer our address */
 	ep->ctr.hello_tx++;
 	rmpp_log(ep, RMPP_LOG_TRACE, &c->peer, "tx %s psn %u mtu %u hflags %#x frame %ld",
 		 rmpp_pkt_type_name(type), p.psn, p.hello.mtu, p.hello.hflags, len);
@@ -473,7 +474,7 @@ void rmpp_rel_send_reset(struct rmpp_ep *ep, const struct rmpp_addr *to, uint32_
 	uint8_t *buf = rmpp_ep_tx_slot(ep, to);
 	long len = rmpp_pkt_build(buf, ep->link.mtu, &p, NULL, 0, 0);
 	if (len > 0)
-		rmpp_ep_tx_commit(ep, (size_t)len);
+		rmpp_ep_tx_commit(ep, (size_t)len, false);
 	if (type == RMPP_PKT_RESET)
 		ep->ctr.resets_tx++;
 }

@@ -84,48 +84,51 @@ const char *rmpp_addr_str(const struct rmpp_addr *addr, char *buf, size_t len);
  * entry can be overridden with the environment variable P3_RMPP_<NAME>.
  * Times are in microseconds, sizes in bytes unless the name says otherwise.
  */
-#define RMPP_CONFIG_TABLE(X)                                                                      \
-	X(MTU, mtu, 9000, 512, 65000, "largest rmpp frame (bytes, link headers excluded); "       \
-				       "clipped to the interface MTU, the peer's offer and the HELLO probes")         \
-	X(EAGER_LIMIT, eager_limit, 16384, 0, 1048576,                                            \
+#define RMPP_CONFIG_TABLE(X)                                                                       \
+	X(MTU, mtu, 9000, 512, 65000,                                                              \
+	  "largest rmpp frame (bytes, link headers excluded); "                                    \
+	  "clipped to the interface MTU, the peer's offer and the HELLO probes")                   \
+	X(EAGER_LIMIT, eager_limit, 16384, 0, 1048576,                                             \
 	  "messages up to this size are sent eagerly, larger ones by RTS/CTS")                     \
-	X(GRANT, grant, 262144, 1024, 1073741824,                                                   \
+	X(GRANT, grant, 262144, 1024, 1073741824,                                                  \
 	  "bytes granted per CTS; the next CTS is sent when half is consumed")                     \
-	X(TX_WINDOW, tx_window, 1024, 16, 65536,                                                    \
+	X(TX_WINDOW, tx_window, 1024, 16, 65536,                                                   \
 	  "per-connection packet ring (unacked packets, reorder slots); power of 2")               \
-	X(RX_MIN_CREDIT, rx_min_credit, 64, 1, 65536,                                               \
-	  "packet credit guaranteed to every peer")                                               \
-	X(RX_POOL, rx_pool, 4096, 0, 1048576, "shared credit pool (packets) split among peers")   \
+	X(RX_MIN_CREDIT, rx_min_credit, 64, 1, 65536, "packet credit guaranteed to every peer")    \
+	X(RX_POOL, rx_pool, 4096, 0, 1048576, "shared credit pool (packets) split among peers")    \
 	X(ACK_EVERY, ack_every, 4, 1, 64, "send a pure ACK after this many in-order segments")     \
 	X(DELACK_US, delack_us, 50, 0, 100000, "delayed-ACK timer")                                \
-	X(RTO_MIN_US, rto_min_us, 1000, 100, 10000000, "lower bound of the retransmit timeout")   \
-	X(RTO_INIT_US, rto_init_us, 10000, 100, 10000000, "retransmit timeout before any RTT")    \
-	X(RTO_MAX_US, rto_max_us, 1000000, 1000, 60000000, "upper bound of the retransmit timeout")\
-	X(REO_MIN_US, reo_min_us, 50, 0, 1000000, "minimum RACK reordering window")               \
-	X(KEEPALIVE_US, keepalive_us, 100000, 1000, 60000000,                                     \
-	  "max probe interval while operations wait on an otherwise silent peer")                 \
-	X(DEAD_TIMEOUTS, dead_timeouts, 15, 1, 1000,                                                \
+	X(RTO_MIN_US, rto_min_us, 1000, 100, 10000000, "lower bound of the retransmit timeout")    \
+	X(RTO_INIT_US, rto_init_us, 10000, 100, 10000000, "retransmit timeout before any RTT")     \
+	X(RTO_MAX_US, rto_max_us, 1000000, 1000, 60000000,                                         \
+	  "upper bound of the retransmit timeout")                                                 \
+	X(REO_MIN_US, reo_min_us, 50, 0, 1000000, "minimum RACK reordering window")                \
+	X(KEEPALIVE_US, keepalive_us, 100000, 1000, 60000000,                                      \
+	  "max probe interval while operations wait on an otherwise silent peer")                  \
+	X(DEAD_TIMEOUTS, dead_timeouts, 15, 1, 1000,                                               \
 	  "consecutive timeouts after which a peer is declared dead")                              \
-	X(DEAD_MIN_US, dead_min_us, 30000000, 0, 3600000000ULL,                                     \
-	  "...and the least time those timeouts must span: a peer in app progress may compute "   \
+	X(DEAD_MIN_US, dead_min_us, 30000000, 0, 3600000000ULL,                                    \
+	  "...and the least time those timeouts must span: a peer in app progress may compute "    \
 	  "for seconds without acking")                                                            \
-	X(CRC, crc, 1, 0, 1, "UDP: add and require CRC32C (always on for Ethernet)")              \
+	X(CRC, crc, 1, 0, 1, "UDP: add and require CRC32C (always on for Ethernet)")               \
 	X(LAZY_US, lazy_us, 20, 0, 100000,                                                         \
-	  "a message sent with rmpp_send_lazy() (the Portals NAL's ACKs) waits at most this long "\
-	  "to follow the next message to the same peer; 0 = send at once")                        \
-	X(SPIN_US, spin_us, 50, 0, 1000000, "progress spins this long before blocking")          \
-	X(SPIN_YIELD, spin_yield, 0, 0, 1,                                                          \
-	  "the spin yields the CPU instead of pausing (set by the NALs for a progress thread)")  \
-	X(BATCH, batch, 32, 1, 256, "packets per recvmmsg/sendmmsg batch")                        \
-	X(SOCKBUF, sockbuf, 8388608, 65536, 1073741824, "SO_SNDBUF/SO_RCVBUF request")           \
-	X(ISN, isn, 0, 0, 4294967295ULL, "initial packet sequence number, 0 = random (testing)")  \
-	X(ETHER_RING, ether_ring, 2, 0, 2,                                                          \
-	  "Ethernet receive: 0 recvmmsg, 1 TPACKET_V3 ring, 2 TPACKET_V2 ring (low latency)")     \
-	X(ETHER_BLOCK_TOV_MS, ether_block_tov_ms, 1, 1, 1000,                                       \
+	  "a message sent with rmpp_send_lazy() (the Portals NAL's ACKs) waits at most this long " \
+	  "to follow the next message to the same peer; 0 = send at once")                         \
+	X(SPIN_US, spin_us, 50, 0, 1000000, "progress spins this long before blocking")            \
+	X(SPIN_YIELD, spin_yield, 0, 0, 1,                                                         \
+	  "the spin yields the CPU instead of pausing (set by the NALs for a progress thread)")    \
+	X(BATCH, batch, 32, 1, 256, "packets per recvmmsg/sendmmsg batch")                         \
+	X(SOCKBUF, sockbuf, 8388608, 65536, 1073741824, "SO_SNDBUF/SO_RCVBUF request")             \
+	X(SEND_SOCKETS, send_sockets, 64, 0, 4096,                                                 \
+	  "udp: peers that get a connected send socket (0: every frame from the bound socket)")    \
+	X(ISN, isn, 0, 0, 4294967295ULL, "initial packet sequence number, 0 = random (testing)")   \
+	X(ETHER_RING, ether_ring, 2, 0, 2,                                                         \
+	  "Ethernet receive: 0 recvmmsg, 1 TPACKET_V3 ring, 2 TPACKET_V2 ring (low latency)")      \
+	X(ETHER_BLOCK_TOV_MS, ether_block_tov_ms, 1, 1, 1000,                                      \
 	  "Ethernet: TPACKET_V3 block retire timeout (ms)")                                        \
-	X(QDISC_BYPASS, qdisc_bypass, 0, 0, 1,                                                      \
+	X(QDISC_BYPASS, qdisc_bypass, 0, 0, 1,                                                     \
 	  "Ethernet: PACKET_QDISC_BYPASS (also bypasses egress hooks/nftables)")                   \
-	X(SEND_CLOSE, send_close, 1, 0, 1, "send CLOSE to established peers on destroy")          \
+	X(SEND_CLOSE, send_close, 1, 0, 1, "send CLOSE to established peers on destroy")           \
 	X(LOG, log, 1, 0, 4, "log level: 0 error, 1 warn, 2 info, 3 debug, 4 packet trace")
 
 struct rmpp_config {
@@ -142,53 +145,55 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 
 /* ---- counters ----------------------------------------------------------- */
 
-#define RMPP_COUNTERS(X)                                                                          \
-	X(tx_pkts, "packets sent")                                                               \
-	X(tx_bytes, "bytes sent (rmpp frames)")                                                  \
-	X(rx_pkts, "packets received")                                                           \
-	X(rx_bytes, "bytes received (rmpp frames)")                                              \
-	X(tx_payload_bytes, "message payload bytes sent, retransmissions included")             \
-	X(tx_msgs, "messages completed (send side)")                                             \
-	X(rx_msgs, "messages completed (receive side)")                                          \
-	X(eager_msgs, "messages sent eagerly")                                                   \
-	X(rndv_msgs, "messages sent by RTS/CTS")                                                 \
-	X(retx_fast, "fast (RACK) retransmissions")                                              \
-	X(retx_rto, "retransmissions on RTO expiry")                                             \
-	X(retx_tlp, "tail-loss probes")                                                          \
-	X(rto_expired, "RTO expiries")                                                           \
-	X(dup_rx, "duplicate packets received")                                                  \
-	X(dsack_tx, "DSACK reports sent")                                                        \
-	X(dsack_rx, "DSACK reports received")                                                    \
-	X(sack_blocks_tx, "SACK blocks sent")                                                    \
-	X(sack_blocks_rx, "SACK blocks received")                                                \
-	X(ooo_rx, "out-of-order packets buffered")                                               \
-	X(acks_tx, "pure ACKs sent")                                                             \
-	X(acks_rx, "pure ACKs received")                                                         \
-	X(csum_drops, "frames dropped: CRC32C mismatch or missing")                              \
-	X(malformed_drops, "frames dropped: malformed")                                          \
-	X(window_drops, "packets dropped beyond the advertised window")                          \
-	X(stale_drops, "packets dropped: unknown or stale epoch")                                \
-	X(credit_stalls, "times the sender ran out of peer credit")                             \
-	X(probes_tx, "probes sent (zero window or keepalive)")                                                  \
-	X(rnr_tx, "RNR replies sent")                                                            \
-	X(rnr_rx, "RNR replies received")                                                        \
-	X(rx_defers, "header upcalls that deferred (receiver not ready)")                        \
-	X(hello_tx, "HELLO/HELLO_ACK sent")                                                      \
-	X(resets_tx, "RESET sent")                                                               \
-	X(resets_rx, "RESET received")                                                           \
-	X(peers_dead, "peers declared dead")                                                     \
-	X(peers_restarted, "peers seen with a new epoch")                                        \
-	X(ops_failed, "messages failed because of a peer failure")                               \
-	X(fault_drops, "fault shim: frames dropped")                                             \
-	X(fault_dups, "fault shim: frames duplicated")                                           \
-	X(fault_reorders, "fault shim: frames held back")                                        \
-	X(fault_corrupts, "fault shim: frames corrupted")                                        \
-	X(fault_truncs, "fault shim: frames truncated")                                          \
-	X(send_errors, "link send errors")                                                      \
-	X(mtu_fallbacks, "path-MTU probe size lowered (HELLO probes unanswered, peer alive)")     \
-	X(rx_buffered_peak, "most packets ever held in reorder slots at once (all peers)")        \
-	X(lazy_held, "messages held by rmpp_send_lazy() to follow the next one")                  \
-	X(lazy_carried, "held messages that travelled inside the next one (rmpp_send_carry)")
+#define RMPP_COUNTERS(X)                                                                           \
+	X(tx_pkts, "packets sent")                                                                 \
+	X(tx_bytes, "bytes sent (rmpp frames)")                                                    \
+	X(rx_pkts, "packets received")                                                             \
+	X(rx_bytes, "bytes received (rmpp frames)")                                                \
+	X(tx_payload_bytes, "message payload bytes sent, retransmissions included")                \
+	X(tx_msgs, "messages completed (send side)")                                               \
+	X(rx_msgs, "messages completed (receive side)")                                            \
+	X(eager_msgs, "messages sent eagerly")                                                     \
+	X(rndv_msgs, "messages sent by RTS/CTS")                                                   \
+	X(retx_fast, "fast (RACK) retransmissions")                                                \
+	X(retx_rto, "retransmissions on RTO expiry")                                               \
+	X(retx_tlp, "tail-loss probes")                                                            \
+	X(rto_expired, "RTO expiries")                                                             \
+	X(dup_rx, "duplicate packets received")                                                    \
+	X(dsack_tx, "DSACK reports sent")                                                          \
+	X(dsack_rx, "DSACK reports received")                                                      \
+	X(sack_blocks_tx, "SACK blocks sent")                                                      \
+	X(sack_blocks_rx, "SACK blocks received")                                                  \
+	X(ooo_rx, "out-of-order packets buffered")                                                 \
+	X(acks_tx, "pure ACKs sent")                                                               \
+	X(acks_rx, "pure ACKs received")                                                           \
+	X(csum_drops, "frames dropped: CRC32C mismatch or missing")                                \
+	X(malformed_drops, "frames dropped: malformed")                                            \
+	X(window_drops, "packets dropped beyond the advertised window")                            \
+	X(stale_drops, "packets dropped: unknown or stale epoch")                                  \
+	X(credit_stalls, "times the sender ran out of peer credit")                                \
+	X(probes_tx, "probes sent (zero window or keepalive)")                                     \
+	X(rnr_tx, "RNR replies sent")                                                              \
+	X(rnr_rx, "RNR replies received")                                                          \
+	X(rx_defers, "header upcalls that deferred (receiver not ready)")                          \
+	X(hello_tx, "HELLO/HELLO_ACK sent")                                                        \
+	X(resets_tx, "RESET sent")                                                                 \
+	X(resets_rx, "RESET received")                                                             \
+	X(peers_dead, "peers declared dead")                                                       \
+	X(peers_restarted, "peers seen with a new epoch")                                          \
+	X(ops_failed, "messages failed because of a peer failure")                                 \
+	X(fault_drops, "fault shim: frames dropped")                                               \
+	X(fault_dups, "fault shim: frames duplicated")                                             \
+	X(fault_reorders, "fault shim: frames held back")                                          \
+	X(fault_corrupts, "fault shim: frames corrupted")                                          \
+	X(fault_truncs, "fault shim: frames truncated")                                            \
+	X(send_errors, "link send errors")                                                         \
+	X(mtu_fallbacks, "path-MTU probe size lowered (HELLO probes unanswered, peer alive)")      \
+	X(rx_buffered_peak, "most packets ever held in reorder slots at once (all peers)")         \
+	X(lazy_held, "messages held by rmpp_send_lazy() to follow the next one")                   \
+	X(lazy_carried, "held messages that travelled inside the next one (rmpp_send_carry)")      \
+	X(tx_direct, "frames sent from a socket connected to the peer (udp SEND_SOCKETS)")         \
+	X(rx_direct, "frames whose source was a peer's connected socket, found by epoch")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;

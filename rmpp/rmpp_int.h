@@ -53,6 +53,11 @@ struct rmpp_txframe {
 	uint8_t *data; /* the link may write its header in front (headroom) */
 	size_t len;
 	struct rmpp_addr dst;
+	/* The peer knows this endpoint (epoch and address from its HELLO): the
+	 * link may send from another local address (udp: a socket connected to
+	 * the peer, which skips the route lookup of every unconnected sendto);
+	 * the receiver finds the connection by (ip, src_ep, src_epoch). */
+	bool direct;
 };
 
 struct rmpp_link_ops {
@@ -74,6 +79,12 @@ struct rmpp_link {
 	const struct rmpp_link_ops *ops;
 	struct rmpp_ep *ep;
 	int fd;
+	/* Readable when a frame reached one of the link's other sockets (udp:
+	 * a RESET a peer sent back to a direct frame's source); -1 if none.
+	 * recv() reads them when poll_aux is set (the endpoint sets it every
+	 * millisecond and after blocking). */
+	int aux_fd;
+	bool poll_aux;
 	size_t mtu; /* largest rmpp frame on this link */
 	struct rmpp_addr self;
 	int require_crc;
@@ -211,6 +222,7 @@ enum rmpp_conn_state {
 
 struct rmpp_conn {
 	struct rmpp_conn *hnext; /* hash chain */
+	struct rmpp_conn *nhnext; /* node hash chain (ep->nhash) */
 	struct rmpp_conn *lnext; /* all connections */
 	struct rmpp_addr peer;
 	enum rmpp_conn_state state;
@@ -298,6 +310,8 @@ struct rmpp_ep {
 	unsigned blocked;     /* threads blocked in ppoll (lock dropped) */
 	uint64_t upcalls;     /* upcalls run so far (progress returns the delta) */
 	struct rmpp_conn *hash[RMPP_CONN_HASH];
+	struct rmpp_conn *nhash[RMPP_CONN_HASH]; /* by node and endpoint id (direct frames) */
+	uint64_t aux_polled_at;                  /* last time the link's other sockets were read */
 	struct rmpp_conn *conns;
 	unsigned nconns;
 	struct rmpp_conn *work; /* connections with output pending */
@@ -336,7 +350,7 @@ static inline int rmpp_log_level(const struct rmpp_ep *ep)
 void rmpp_ep_rx_frame(struct rmpp_ep *ep, const uint8_t *data, size_t len,
 		      const struct rmpp_addr *src);
 uint8_t *rmpp_ep_tx_slot(struct rmpp_ep *ep, const struct rmpp_addr *dst);
-void rmpp_ep_tx_commit(struct rmpp_ep *ep, size_t len);
+void rmpp_ep_tx_commit(struct rmpp_ep *ep, size_t len, bool direct);
 void rmpp_ep_tx_flush(struct rmpp_ep *ep);
 void rmpp_conn_want_output(struct rmpp_ep *ep, struct rmpp_conn *c);
 struct rmpp_conn *rmpp_conn_find(struct rmpp_ep *ep, const struct rmpp_addr *peer);

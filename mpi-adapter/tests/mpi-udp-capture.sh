@@ -81,13 +81,15 @@ dropped=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel.*/\1/p' "$TMPD/
 [ -n "$dropped" ] || fail "no 'dropped by kernel' line from tcpdump"
 [ "$dropped" -eq 0 ] || fail "tcpdump: $dropped packets dropped by kernel (raise -B)"
 
-# only the two ranks' flows (other udp jobs may share the machine)
+# only the two ranks' flows (other udp jobs may share the machine): frames to
+# or from their bound ports — data leaves each rank's connected send socket
+# (an ephemeral port) towards the other's bound port
 ports=$(sed -n 's/.*ptl3 counters.* ptl_pid \([0-9]*\) nal udp.*/\1/p' "$TMPD/out" |
 	while read -r pid; do echo $((base + pid)); done | sort -un)
 # shellcheck disable=SC2086 # two numbers
 set -- $ports
 [ $# -eq 2 ] || fail "cannot find the two ranks' Portals pids in the counters ($ports)"
-"$TCPDUMP" -n -r "$TMPD/cap.pcap" -w "$TMPD/ranks.pcap" "udp and port $1 and port $2" \
+"$TCPDUMP" -n -r "$TMPD/cap.pcap" -w "$TMPD/ranks.pcap" "udp and (port $1 or port $2)" \
 	>"$TMPD/filter.out" 2>&1 || { cat "$TMPD/filter.out"; fail "tcpdump -r failed"; }
 "$PTLDUMP" -q -r "$TMPD/ranks.pcap" >"$TMPD/summary" 2>&1 || { cat "$TMPD/summary"; fail "ptldump failed"; }
 cat "$TMPD/summary"
@@ -98,6 +100,6 @@ if [ -z "$data" ] || [ -z "$retx" ]; then fail "cannot parse '$line'"; fi
 malformed=$(sed -n 's/^# summary: .*, \([0-9]*\) malformed.*/\1/p' "$TMPD/summary")
 [ "${malformed:-x}" = 0 ] || fail "ptldump: ${malformed:-?} malformed frames"
 first=$((data - retx))
-echo "rmpp payload between udp ports $1 and $2: $data bytes ($retx retransmitted, $first first transmissions)"
+echo "rmpp payload to and from udp ports $1 and $2: $data bytes ($retx retransmitted, $first first transmissions)"
 [ "$first" -ge "$TOTAL" ] || fail "captured rmpp payload $first < $TOTAL bytes"
 echo "PASS: $TOTAL bytes of MPI data crossed rmpp/udp on lo ($first payload bytes captured, 0 kernel drops, Portals drop count 0)"

@@ -540,6 +540,9 @@ START_TEST(t_peer_restart)
 	h_counters(&A, &ca);
 	ck_assert_uint_ge(ca.resets_rx, 1);
 	ck_assert_uint_eq(ca.peers_restarted, 1);
+	/* A's frames left its connected send socket: the RESET of the new
+	 * incarnation came back to that socket's port (aux_fd) */
+	ck_assert_uint_gt(ca.tx_direct, 0);
 }
 END_TEST
 

@@ -3,13 +3,17 @@
  * message sizes, ordering, truncation, header-only, wrap, threads. */
 #include "harness.h"
 
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 static struct h_ep A, B;
 
@@ -302,6 +306,84 @@ START_TEST(t_pollable_fd)
 }
 END_TEST
 
+/* Direct frames: after the handshake each side sends from a socket
+ * connected to the other (SEND_SOCKETS), and the receiver finds the
+ * connection of the ephemeral source by (ip, src_ep, src_epoch).  A frame
+ * from another socket that claims A's endpoint id with a wrong epoch is not
+ * taken for A's (a stale drop, answered by a RESET to where it came from).
+ * With SEND_SOCKETS 0 every frame leaves the bound socket. */
+START_TEST(t_direct_sockets)
+{
+	const unsigned n = 300;
+	for (unsigned i = 0; i < n; i++) {
+		ck_assert_int_eq(h_send(&A, &B, (i * 37) % 20000, 16), 0);
+		ck_assert_int_eq(h_send(&B, &A, (i == 7) << 20, 16), 0);
+	}
+	ck_assert(h_run_pair(&A, &B, n, 20000));
+	ck_assert(h_run_pair(&B, &A, n, 20000));
+	check_clean(&B, n);
+	check_clean(&A, n);
+	struct rmpp_counters ca, cb;
+	h_counters(&A, &ca);
+	h_counters(&B, &cb);
+	ck_assert_uint_gt(ca.tx_direct, n / 2);
+	ck_assert_uint_gt(cb.tx_direct, n / 2);
+	ck_assert_uint_gt(cb.rx_direct, 0);
+	ck_assert_uint_le(cb.rx_direct, ca.tx_direct);
+	ck_assert_uint_le(ca.rx_direct, cb.tx_direct);
+
+	/* the impostor: an ACK from a fresh socket, src_ep = A's, wrong epoch */
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	ck_assert_int_ge(s, 0);
+	struct sockaddr_in to = {.sin_family = AF_INET,
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	                         .sin_port = htons(B.port)};
+	struct rmpp_pkt p;
+	memset(&p, 0, sizeof(p));
+	p.type = RMPP_PKT_ACK;
+	p.flags = RMPP_F_ACK_VALID | RMPP_F_CRC;
+	p.src_ep = 1;
+	p.dst_ep = 2;
+	p.src_epoch = rmpp_ep_epoch(A.ep) ^ 0x5a5a5a5au;
+	p.dst_epoch = rmpp_ep_epoch(B.ep);
+	p.tsval = 1;
+	uint8_t frame[128];
+	long len = rmpp_pkt_build(frame, sizeof(frame), &p, NULL, 0, 0);
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_eq(sendto(s, frame, (size_t)len, 0, (struct sockaddr *)&to, sizeof(to)), len);
+	struct h_ep *eps[2] = {&A, &B};
+	h_run(eps, 2, NULL, NULL, 20);
+	struct rmpp_counters cb2;
+	h_counters(&B, &cb2);
+	ck_assert_uint_eq(cb2.stale_drops, cb.stale_drops + 1);
+	ck_assert_uint_eq(cb2.rx_direct, cb.rx_direct);
+	struct pollfd pf = {.fd = s, .events = POLLIN};
+	ck_assert_int_eq(poll(&pf, 1, 1000), 1);
+	uint8_t reply[256];
+	ssize_t r = recv(s, reply, sizeof(reply), 0);
+	struct rmpp_pkt q;
+	ck_assert_int_eq(rmpp_pkt_parse(reply, (size_t)r, RMPP_PARSE_VERIFY_CRC, &q), 0);
+	ck_assert_uint_eq(q.type, RMPP_PKT_RESET);
+	close(s);
+
+	/* off */
+	struct rmpp_config cfg;
+	rmpp_config_init(&cfg);
+	cfg.send_sockets = 0;
+	h_ep_fini(&A);
+	h_ep_fini(&B);
+	h_ep_init(&A, &cfg, 0, 1);
+	h_ep_init(&B, &cfg, 0, 2);
+	for (unsigned i = 0; i < 20; i++)
+		ck_assert_int_eq(h_send(&A, &B, i * 100, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 20, 20000));
+	check_clean(&B, 20);
+	h_counters(&A, &ca);
+	h_counters(&B, &cb);
+	ck_assert_uint_eq(ca.tx_direct + cb.tx_direct + ca.rx_direct + cb.rx_direct, 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("rmpp-udp");
@@ -318,6 +400,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_wrap);
 	tcase_add_test(tc, t_threads_blocking);
 	tcase_add_test(tc, t_pollable_fd);
+	tcase_add_test(tc, t_direct_sockets);
 	suite_add_tcase(s, tc);
 	return s;
 }
