@@ -88,6 +88,7 @@ static void rel_fresh_seq(struct rmpp_ep *ep, struct rmpp_conn *c)
 	c->n_timeouts = 0;
 	c->reo_mult = 1;
 	c->rack_xmit_seq = c->rack_rtt_us = 0;
+	c->sack_high_valid = false;
 	c->ka_at = c->ka_us = 0;
 	c->rto_at = c->tlp_at = c->reo_at = c->persist_at = c->delack_at = c->hello_at = 0;
 	c->tlp_out = false;
@@ -515,7 +516,12 @@ static void rack_detect(struct rmpp_ep *ep, struct rmpp_conn *c)
 	uint32_t mask = RING_MASK(ep);
 	uint64_t reo = reo_wnd(ep, c);
 	c->reo_at = 0;
-	for (uint32_t psn = c->snd_una; psn != c->snd_nxt; psn++) {
+	/* Only below the highest delivered PSN: a packet above it has no
+	 * evidence of loss, whatever its transmission order (the SACK blocks
+	 * may not have covered everything the peer holds). */
+	uint32_t end =
+	    c->sack_high_valid && rmpp_seq_lt(c->sack_high, c->snd_nxt) ? c->sack_high : c->snd_nxt;
+	for (uint32_t psn = c->snd_una; rmpp_seq_lt(psn, end); psn++) {
 		struct rmpp_txent *e = &c->ring[psn & mask];
 		if (e->state != TXE_INFLIGHT || e->tx_seq >= c->rack_xmit_seq)
 			continue;
@@ -564,6 +570,11 @@ static void process_ack(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rm
 			s = c->snd_una;
 		if (rmpp_seq_lt(c->snd_nxt, end))
 			end = c->snd_nxt;
+		if (rmpp_seq_lt(s, end) &&
+		    (!c->sack_high_valid || rmpp_seq_lt(c->sack_high, end))) {
+			c->sack_high = end;
+			c->sack_high_valid = true;
+		}
 		for (uint32_t psn = s; rmpp_seq_lt(psn, end); psn++) {
 			struct rmpp_txent *e = &c->ring[psn & mask];
 			if (e->state != TXE_INFLIGHT)

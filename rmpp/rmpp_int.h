@@ -248,6 +248,10 @@ struct rmpp_conn {
 	unsigned n_timeouts; /* consecutive */
 	uint64_t silent_since; /* time of the first of those timeouts */
 	uint64_t tx_seq_next, rack_xmit_seq, rack_rtt_us;
+	/* PSNs below sack_high are known delivered or overtaken by a delivered
+	 * one: only they can be judged lost (RACK) */
+	uint32_t sack_high;
+	bool sack_high_valid;
 	uint64_t ka_at, ka_us; /* keepalive while operations wait on the peer */
 	unsigned reo_mult;
 	uint64_t last_tx_us;

@@ -92,6 +92,29 @@ START_TEST(t_loss_1pct)
 }
 END_TEST
 
+/* A bulk stream under loss keeps more holes in flight than an ACK has SACK
+ * blocks (4): the sender does not know about the ranges above the reported
+ * blocks, and must not take them for lost when a retransmission (sent last)
+ * is acknowledged.  Before rack_detect stopped at the highest delivered PSN:
+ * here 2383 duplicates for 527 drops (ptlbench udp under 1 % loss: ~25 per
+ * lost frame); after: 2 for 406. */
+START_TEST(t_loss_bulk_no_spurious)
+{
+	set_faults(NULL, "drop=0.05,only=rdata,seed=13");
+	for (unsigned i = 0; i < 8; i++)
+		ck_assert_int_eq(h_send(&A, &B, 8u << 20, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 8, 60000));
+	check_clean(&B, 8);
+	h_counters(&A, &ca);
+	h_counters(&B, &cb);
+	fprintf(stderr, "bulk 5%%: dropped %llu, fast retx %llu, duplicates at the receiver %llu\n",
+	        (unsigned long long)cb.fault_drops, (unsigned long long)ca.retx_fast,
+	        (unsigned long long)cb.dup_rx);
+	ck_assert_uint_gt(cb.fault_drops, 20);
+	ck_assert_uint_le(cb.dup_rx, cb.fault_drops / 2 + 10);
+}
+END_TEST
+
 START_TEST(t_loss_10pct)
 {
 	set_faults("drop=0.10,seed=21", "drop=0.10,seed=22");
@@ -676,6 +699,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	ADD(tc, t_loss_1pct);
+	ADD(tc, t_loss_bulk_no_spurious);
 	ADD(tc, t_loss_10pct);
 	ADD(tc, t_burst_loss);
 	ADD(tc, t_duplication);
