@@ -182,11 +182,11 @@ FOLD_TARGET static uint32_t fold_crc_copy(uint32_t crc, void *dst, const void *s
 }
 #endif
 
+/* Short buffers (every header) go straight to the word path: no once-check. */
 uint32_t rmpp_crc32c_fold(uint32_t crc, const void *buf, size_t len)
 {
-	pthread_once(&fold_once, fold_init);
 #if defined(__x86_64__)
-	if (fold_ok && len >= FOLD_MIN)
+	if (len >= FOLD_MIN && rmpp_crc32c_fold_available())
 		return fold_crc(crc, buf, len);
 #endif
 	return rmpp_crc32c_word(crc, buf, len);
@@ -194,9 +194,8 @@ uint32_t rmpp_crc32c_fold(uint32_t crc, const void *buf, size_t len)
 
 uint32_t rmpp_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
 {
-	pthread_once(&fold_once, fold_init);
 #if defined(__x86_64__)
-	if (fold_ok && len >= FOLD_MIN)
+	if (len >= FOLD_MIN && rmpp_crc32c_fold_available())
 		return fold_crc_copy(crc, dst, src, len);
 #endif
 	memcpy(dst, src, len);

@@ -54,8 +54,9 @@ struct udp_priv {
 };
 
 struct udp_dsock {
-	uint32_t ip;   /* network order; 0 with fd 0: free slot */
+	bool used;
 	uint16_t port; /* network order */
+	uint32_t ip;   /* network order */
 	int fd;        /* -1: could not be opened, use the bound socket */
 };
 
@@ -102,7 +103,7 @@ static void udp_free(struct udp_priv *p)
 	free(p->ssa);
 	free(p->dmsg);
 	for (unsigned i = 0; p->dsocks && i < p->dsock_cap; i++)
-		if (p->dsocks[i].fd > 0)
+		if (p->dsocks[i].used && p->dsocks[i].fd >= 0)
 			close(p->dsocks[i].fd);
 	free(p->dsocks);
 	free(p);
@@ -343,11 +344,12 @@ static int dsock_fd(struct rmpp_link *l, struct udp_priv *p, const struct rmpp_a
 		return -1;
 	for (unsigned i = dsock_hash(ip, port, p->dsock_cap);; i = (i + 1) % p->dsock_cap) {
 		struct udp_dsock *d = &p->dsocks[i];
-		if (d->fd != 0 && d->ip == ip && d->port == port)
+		if (d->used && d->ip == ip && d->port == port)
 			return d->fd;
-		if (d->fd == 0) {
+		if (!d->used) {
 			if (2 * p->ndsock >= p->dsock_cap)
 				return -1; /* SEND_SOCKETS peers have theirs */
+			d->used = true;
 			d->ip = ip;
 			d->port = port;
 			d->fd = dsock_open(l, p, ip, port);
@@ -357,59 +359,35 @@ static int dsock_fd(struct rmpp_link *l, struct udp_priv *p, const struct rmpp_a
 	}
 }
 
-/* n >= 1 frames to one peer on its connected socket. */
-static int udp_send_connected(struct rmpp_link *l, int fd, const struct rmpp_txframe *frames, int n)
+/* A run of n >= 1 frames through one socket: the bound one (fd < 0; each
+ * frame named with its destination) or a peer's connected one (no names).
+ * A lone frame goes out with send/sendto (no msghdr import), several with
+ * sendmmsg; a failing frame is skipped (the reliable layer repairs). */
+static void udp_send_run(struct rmpp_link *l, int fd, const struct rmpp_txframe *frames, int n)
 {
 	struct udp_priv *p = l->priv;
+	bool connected = fd >= 0;
 	int sent = 0;
-	while (sent < n) {
-		if (n - sent == 1) {
-			if (send(fd, frames[sent].data, frames[sent].len, MSG_DONTWAIT) < 0) {
-				if (errno == EINTR)
-					continue;
-				udp_send_error(l, &frames[sent]);
-			}
-			sent++;
-			continue;
-		}
-		int m = n - sent;
-		if ((unsigned)m > p->batch)
-			m = (int)p->batch;
-		for (int i = 0; i < m; i++) {
-			p->siov[i].iov_base = (void *)frames[sent + i].data;
-			p->siov[i].iov_len = frames[sent + i].len;
-		}
-		int r = sendmmsg(fd, p->dmsg, (unsigned)m, MSG_DONTWAIT);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			udp_send_error(l, &frames[sent]);
-			r = 1; /* skip the failing frame: the reliable layer repairs */
-		}
-		sent += r;
-	}
-	l->ep->ctr.tx_direct += (uint64_t)n;
-	return n;
-}
-
-/* Frames through the bound socket, each with its destination. */
-static int udp_send_bound(struct rmpp_link *l, const struct rmpp_txframe *frames, int n)
-{
-	struct udp_priv *p = l->priv;
-	int sent = 0;
-	if (n == 1) { /* the request/response case: no msghdr import */
+	if (connected)
+		l->ep->ctr.tx_direct += (uint64_t)n;
+	else
+		fd = l->fd;
+	if (n == 1) { /* the request/response case */
 		struct sockaddr_in sa = {.sin_family = AF_INET,
-					 .sin_addr.s_addr = frames[0].dst.u.udp.ip,
-					 .sin_port = frames[0].dst.u.udp.port};
+		                         .sin_addr.s_addr = frames[0].dst.u.udp.ip,
+		                         .sin_port = frames[0].dst.u.udp.port};
 		for (;;) {
-			if (sendto(l->fd, frames[0].data, frames[0].len, MSG_DONTWAIT,
-				   (struct sockaddr *)&sa, sizeof(sa)) >= 0)
-				return 1;
+			ssize_t r = connected
+			                ? send(fd, frames[0].data, frames[0].len, MSG_DONTWAIT)
+			                : sendto(fd, frames[0].data, frames[0].len, MSG_DONTWAIT,
+			                         (struct sockaddr *)&sa, sizeof(sa));
+			if (r >= 0)
+				return;
 			if (errno != EINTR)
 				break;
 		}
 		udp_send_error(l, &frames[0]);
-		return 1;
+		return;
 	}
 	while (sent < n) {
 		int m = n - sent;
@@ -422,34 +400,34 @@ static int udp_send_bound(struct rmpp_link *l, const struct rmpp_txframe *frames
 			p->ssa[i].sin_addr.s_addr = f->dst.u.udp.ip;
 			p->ssa[i].sin_port = f->dst.u.udp.port;
 		}
-		int r = sendmmsg(l->fd, p->smsg, (unsigned)m, MSG_DONTWAIT);
+		int r = sendmmsg(fd, connected ? p->dmsg : p->smsg, (unsigned)m, MSG_DONTWAIT);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			udp_send_error(l, &frames[sent]);
-			sent++;
-			continue;
+			r = 1;
 		}
 		sent += r;
 	}
-	return sent;
 }
 
-/* Runs of frames that share a destination and a socket go out together. */
+static int frame_fd(struct rmpp_link *l, const struct rmpp_txframe *f)
+{
+	return f->direct ? dsock_fd(l, l->priv, &f->dst) : -1;
+}
+
+/* Runs of frames that share a socket (and so, connected, a destination) go
+ * out together. */
 static int udp_send(struct rmpp_link *l, const struct rmpp_txframe *frames, int n)
 {
-	struct udp_priv *p = l->priv;
-	int i = 0;
+	int i = 0, fd = n > 0 ? frame_fd(l, &frames[0]) : -1;
 	while (i < n) {
-		int fd = frames[i].direct ? dsock_fd(l, p, &frames[i].dst) : -1;
-		int j = i + 1;
-		while (j < n && (frames[j].direct ? dsock_fd(l, p, &frames[j].dst) : -1) == fd)
+		int j = i + 1, next = -1;
+		while (j < n && (next = frame_fd(l, &frames[j])) == fd)
 			j++;
-		if (fd >= 0)
-			udp_send_connected(l, fd, frames + i, j - i);
-		else
-			udp_send_bound(l, frames + i, j - i);
+		udp_send_run(l, fd, frames + i, j - i);
 		i = j;
+		fd = next;
 	}
 	return n;
 }
