@@ -52,15 +52,29 @@
 #define PTL3_LONG_BIT (1ULL << 63)
 #define PTL3_HDR_HAS_DATA (1ULL << 63)
 #define PTL3_SENDID_MASK 0x7FFFFFFFULL
-/* send ids of the general path (one ME per send) leave bit 30 clear; a
- * staged inject (ptl3_stage.c) is STAGE | shift << 25 | slot, pulled at
- * remote offset slot << shift through the one stage ME */
+/* send ids of the general path (one ME per send) leave bits 30 and 31
+ * clear; a staged inject (ptl3_stage.c) is STAGE | shift << 25 | gen << 16
+ * | slot, pulled at remote offset slot << shift through the one stage ME
+ * (which ignores bits 0..29) */
 #define PTL3_SENDID_GENERAL_MASK 0x3FFFFFFFULL
 #define PTL3_SENDID_STAGE (1ULL << 30)
 #define PTL3_STAGE_SHIFT_POS 25
 #define PTL3_STAGE_MAX_SHIFT 31
-#define PTL3_STAGE_SLOT_MASK ((1ULL << PTL3_STAGE_SHIFT_POS) - 1)
+#define PTL3_STAGE_GEN_POS       16
+#define PTL3_STAGE_GEN_MASK      0x1FFu
+#define PTL3_STAGE_SLOT_MASK     0xFFFFULL
 #define PTL3_STAGE_SLOT_BITS (PTL3_SENDID_STAGE - 1) /* ignored by the stage ME */
+/* match bits of a release (ptl3_release.c): a zero-length put to the
+ * sender's PT_RDV naming slots base..base+63 (base in bits 0..15) whose
+ * messages the receiver is done with, one bit each in the header data */
+#define PTL3_SENDID_RELEASE    (1ULL << 31)
+#define PTL3_RELEASE_BASE_MASK 0xFFFFULL
+#define PTL3_RELEASE_WINDOW    64
+
+static inline int ptl3_sendid_is_staged(uint64_t send_id)
+{
+	return (send_id & PTL3_SENDID_STAGE) != 0;
+}
 
 /* remote offset of a send's data in the sender's PT_RDV entry */
 static inline uint64_t ptl3_sendid_offset(uint64_t send_id)
@@ -266,7 +280,6 @@ struct ptl3_op {
 	ptl_handle_md_t md;
 	size_t len;
 	int got_ack, got_get, got_send_end;
-	uint32_t stage_slot1;	/* staged inject: its slot + 1 (0: not staged) */
 	size_t acked;
 	void *bounce;		/* inject copy; kept with the slot (ptl3_op_bounce) */
 	size_t bounce_cap;
@@ -284,6 +297,14 @@ struct ptl3_op {
 	struct ptl3_op *next;	/* posted list */
 };
 
+/* one staging slot: held from the staged put until the receiver pulls
+ * it (GET_END) or releases it (ptl3_release.c) */
+struct ptl3_stage_slot {
+	ptl_process_id_t dest; /* the only peer whose release frees it */
+	uint16_t gen;          /* bumped per use; in the send id */
+	uint8_t held;
+};
+
 /* the inject staging area (ptl3_stage.c) */
 struct ptl3_stage {
 	char *mem;		/* nslots << shift bytes, mmap'd */
@@ -292,8 +313,32 @@ struct ptl3_stage {
 	uint32_t nslots;	/* 0: staging off */
 	uint32_t *free;		/* stack of free slots */
 	uint32_t nfree;
-	struct ptl3_op **owner; /* slot -> the send using it */
+	struct ptl3_stage_slot *slot;
 	ptl_handle_me_t me;	/* on PT_RDV, match bits PTL3_SENDID_STAGE */
+	ptl_handle_md_t md;     /* its MD: the staged puts go out of it too */
+};
+
+/* slots of one sender that this receiver is done with, not yet released */
+struct ptl3_release_batch {
+	ptl_process_id_t src;
+	uint32_t base; /* first slot of the window */
+	uint32_t count;
+	uint64_t bits; /* slot base + i done */
+	int used;
+};
+
+#define PTL3_RELEASE_WAYS 64 /* senders with releases pending at once */
+/* empty completion-queue polls after which pending releases go out (a
+ * power of two) */
+#define PTL3_RELEASE_IDLE_POLLS 32
+
+/* the release protocol, both sides (ptl3_release.c) */
+struct ptl3_release {
+	ptl_handle_me_t me; /* sender: on PT_RDV, match bits PTL3_SENDID_RELEASE */
+	ptl_handle_md_t md; /* receiver: zero-length, the releases go out of it */
+	int ready;
+	uint32_t npending; /* batches with count > 0 */
+	struct ptl3_release_batch batch[PTL3_RELEASE_WAYS];
 };
 
 struct ptl3_stats {
@@ -303,6 +348,9 @@ struct ptl3_stats {
 	uint64_t bytes_sent, bytes_recv;
 	uint64_t truncated, cancelled;
 	uint64_t staged; /* inject sends that went through a stage slot */
+	uint64_t releases_sent, releases_recv; /* release puts (ptl3_release.c) */
+	uint64_t slots_released;               /* stage slots freed by a release */
+	uint64_t releases_bad;                 /* releases naming no slot held for their sender */
 };
 
 struct ptl3_ep {
@@ -331,6 +379,7 @@ struct ptl3_ep {
 	uint64_t next_send_id;
 	uint32_t sends_since_drain;
 	struct ptl3_stage stage;
+	struct ptl3_release rel;
 	struct ptl3_stats st;
 };
 
@@ -402,7 +451,9 @@ void ptl3_rxq_teardown_locked(struct ptl3_ep *ep, struct ptl3_rxq *q);
 void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64_t uptr);
 void ptl3_rxq_drain_ueq_locked(struct ptl3_ep *ep);
 ssize_t ptl3_ep_cancel_locked(struct ptl3_ep *ep, void *context);
-void ptl3_release_sender_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr);
+/* a zero-length get on a general send's PT_RDV entry: its sender may
+ * complete (the receiver will not pull it) */
+void ptl3_release_general_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr);
 extern char ptl3_zero_byte;
 
 /* ---- inject staging (ptl3_stage.c) */
@@ -410,11 +461,32 @@ extern char ptl3_zero_byte;
 int ptl3_stage_setup_locked(struct ptl3_ep *ep);
 void ptl3_stage_teardown_locked(struct ptl3_ep *ep); /* unlink the ME */
 void ptl3_stage_free(struct ptl3_ep *ep);	     /* after teardown: the memory */
-/* copy buf[0..len) into a free slot owned by op (sets op->send_id), or NULL */
-void *ptl3_stage_take_locked(struct ptl3_ep *ep, struct ptl3_op *op, const void *buf, size_t len);
-void ptl3_stage_release_locked(struct ptl3_ep *ep, struct ptl3_op *op);
-/* the send whose slot a GET_END on the stage MD (match bits) read, or NULL */
-struct ptl3_op *ptl3_stage_owner_locked(struct ptl3_ep *ep, uint64_t match_bits);
+/* an FI_INJECT send of buf[0..len) through a slot (no op, no MD of its
+ * own, no ACK); hdr is the header data without the send id.  Returns 1 if
+ * sent, 0 if no slot fits (take the general path), or a -FI_ error */
+int ptl3_stage_send_locked(struct ptl3_ep *ep, ptl_process_id_t dest, ptl_pt_index_t pt,
+                           uint64_t mbits, uint64_t hdr, const void *buf, size_t len);
+/* an event on the stage MD: SEND_END of a staged put, or GET_END of a
+ * receiver's pull (or release) of a slot */
+void ptl3_stage_on_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev);
+/* free the slots of window base whose bits are set, held for src; returns
+ * how many named no slot held for src */
+uint32_t ptl3_stage_release_window_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t base,
+                                          uint64_t bits);
+uint32_t ptl3_stage_held(const struct ptl3_ep *ep);
+
+/* ---- the release protocol (ptl3_release.c) */
+int ptl3_release_setup_locked(struct ptl3_ep *ep);
+void ptl3_release_teardown_locked(struct ptl3_ep *ep);
+/* the receiver is done with the message of src whose header data is hdr:
+ * hand a staged slot back (batched), or let a general send complete (a
+ * zero-length get on its PT_RDV entry) unless delivered whole */
+void ptl3_sender_done_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr,
+                             int delivered_whole);
+/* send every pending release */
+void ptl3_release_flush_locked(struct ptl3_ep *ep);
+/* a release arrived (PUT_END on the release MD) */
+void ptl3_release_on_put_locked(struct ptl3_ep *ep, const ptl_event_t *ev);
 
 /* user_ptr encoding: kind in bits 62..63, generation 32..61, index 0..31 */
 #define PTL3_UP_OP 1ULL
@@ -422,6 +494,8 @@ struct ptl3_op *ptl3_stage_owner_locked(struct ptl3_ep *ep, uint64_t match_bits)
 #define PTL3_UP_OVF 3ULL
 /* the stage MD (kind OVF with an index no overflow ME has) */
 #define PTL3_UP_STAGE PTL3_UP_MAKE(PTL3_UP_OVF, 0, 0xFFFFFFFFu)
+/* the release MD (ptl3_release.c) */
+#define PTL3_UP_RELEASE PTL3_UP_MAKE(PTL3_UP_OVF, 0, 0xFFFFFFFEu)
 #define PTL3_UP_KIND(u) ((uint64_t)(u) >> 62)
 #define PTL3_UP_GEN(u) ((uint32_t)(((uint64_t)(u) >> 32) & 0x3FFFFFFFu))
 #define PTL3_UP_IDX(u) ((uint32_t)((uint64_t)(u)&0xFFFFFFFFu))

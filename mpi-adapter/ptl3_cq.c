@@ -118,7 +118,13 @@ static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
 	 * lets the peer we wait for run */
 	int yield = 0;
 	if (r == -FI_EAGAIN) {
-		if (ptl3_params.yield_polls && ++cq->empty_polls >= ptl3_params.yield_polls) {
+		++cq->empty_polls;
+		/* idle: hand our senders back the stage slots we are done
+		 * with (ptl3_release.c) before they run short */
+		if (cq->ep && cq->ep->rel.npending &&
+		    (cq->empty_polls & (PTL3_RELEASE_IDLE_POLLS - 1)) == 0)
+			ptl3_release_flush_locked(cq->ep);
+		if (ptl3_params.yield_polls && cq->empty_polls >= ptl3_params.yield_polls) {
 			cq->empty_polls = 0;
 			yield = 1;
 		}

@@ -59,8 +59,6 @@ void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op)
 	if (!op->live)
 		return;
 	op->live = 0;
-	if (op->stage_slot1)
-		ptl3_stage_release_locked(ep, op);
 	if (op->bounce_cap > PTL3_BOUNCE_KEEP) {
 		free(op->bounce);
 		op->bounce = NULL;
@@ -152,31 +150,20 @@ static void send_fail_locked(struct ptl3_ep *ep, struct ptl3_op *op, const ptl_e
 		  ev->initiator.pid, PtlNIFailStr(ep->dom->ni, ev->ni_fail_type));
 	if (op->me != PTL_INVALID_HANDLE)
 		PtlMEUnlink(op->me);
-	else if (op->stage_slot1)
-		PtlMDUnlink(op->md); /* no ACK will use up its threshold */
 	ptl3_tx_complete_locked(ep, op, FI_EIO);
 	ep->outstanding_sends--;
 	ptl3_op_free_locked(ep, op);
-}
-
-/* a receiver pulled (or released) a staged inject */
-static void stage_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
-{
-	if (ev->type != PTL_EVENT_GET_END)
-		return;
-	struct ptl3_op *op = ptl3_stage_owner_locked(ep, ev->match_bits);
-	if (!op || !op->live || op->kind != PTL3_OP_SEND)
-		return; /* a get for no send of ours: nothing to complete */
-	ep->st.get_ends++;
-	op->got_get = 1;
-	send_check_locked(ep, op);
 }
 
 static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 {
 	uint64_t u = (uint64_t)(uintptr_t)ev->md.user_ptr;
 	if (u == (uint64_t)(uintptr_t)PTL3_UP_STAGE) {
-		stage_event_locked(ep, ev);
+		ptl3_stage_on_event_locked(ep, ev);
+		return;
+	}
+	if (u == (uint64_t)(uintptr_t)PTL3_UP_RELEASE) {
+		ptl3_release_on_put_locked(ep, ev);
 		return;
 	}
 	struct ptl3_op *op = op_lookup(ep, u);
@@ -221,8 +208,9 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 			if (n < rlen) {
 				err = FI_ETRUNC;
 				ep->st.truncated++;
-				ptl3_release_sender_locked(ep, ev->initiator, ev->hdr_data);
 			}
+			if (!fail)
+				ptl3_sender_done_locked(ep, ev->initiator, ev->hdr_data, n == rlen);
 			if (fail)
 				err = FI_EIO;
 			op->posted = 0;
@@ -241,6 +229,9 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 				flags |= FI_MULTI_RECV;
 			ptl3_rx_complete_locked(ep, op->context, flags, op->buf + off, ev->mlength, 0,
 						ev->hdr_data, fail ? FI_EIO : 0, 0, 1);
+			if (!fail)
+				ptl3_sender_done_locked(ep, ev->initiator, ev->hdr_data,
+				                        ev->mlength == ev->rlength);
 			if (last) {
 				op->posted = 0;
 				ep->posted_recvs--;
@@ -554,6 +545,7 @@ static int ep_enable_locked(struct ptl3_ep *ep)
 			return rc;
 	}
 	ptl3_stage_setup_locked(ep);
+	ptl3_release_setup_locked(ep);
 	dom->ep = ep;
 	ep->enabled = 1;
 	return 0;
@@ -608,22 +600,24 @@ static void print_counters_locked(struct ptl3_ep *ep)
 	}
 	const struct ptl3_stats *s = &ep->st;
 	fprintf(stderr,
-		"ptl3 counters [pid %d nid %u ptl_pid %u nal %s progress %s]: puts %llu gets %llu "
-		"acks %llu get_ends %llu replies %llu unexpected_eager %llu unexpected_header %llu "
-		"unexpected_matched %llu mdupdate_retries %llu ebuf_reposts %llu bytes_sent %llu "
-		"bytes_recv %llu truncated %llu cancelled %llu staged %llu portals_drop_count %llu "
-		"portals_drop_length %llu mes_allocated %llu mds_allocated %llu\n",
-		(int)getpid(), ep->dom->id.nid, ep->dom->id.pid, ep->dom->nal_name,
-		ep->dom->progress_name, (unsigned long long)s->puts, (unsigned long long)s->gets,
-		(unsigned long long)s->acks, (unsigned long long)s->get_ends,
-		(unsigned long long)s->replies, (unsigned long long)s->ux_eager,
-		(unsigned long long)s->ux_header, (unsigned long long)s->ux_matched,
-		(unsigned long long)s->mdupdate_retries, (unsigned long long)s->ebuf_reposts,
-		(unsigned long long)s->bytes_sent, (unsigned long long)s->bytes_recv,
-		(unsigned long long)s->truncated, (unsigned long long)s->cancelled,
-		(unsigned long long)s->staged,
-		(unsigned long long)drops, (unsigned long long)droplen, (unsigned long long)mes,
-		(unsigned long long)mds);
+	        "ptl3 counters [pid %d nid %u ptl_pid %u nal %s progress %s]: puts %llu gets %llu "
+	        "acks %llu get_ends %llu replies %llu unexpected_eager %llu unexpected_header %llu "
+	        "unexpected_matched %llu mdupdate_retries %llu ebuf_reposts %llu bytes_sent %llu "
+	        "bytes_recv %llu truncated %llu cancelled %llu staged %llu releases_sent %llu "
+	        "releases_recv %llu slots_released %llu releases_bad %llu portals_drop_count %llu "
+	        "portals_drop_length %llu mes_allocated %llu mds_allocated %llu\n",
+	        (int)getpid(), ep->dom->id.nid, ep->dom->id.pid, ep->dom->nal_name,
+	        ep->dom->progress_name, (unsigned long long)s->puts, (unsigned long long)s->gets,
+	        (unsigned long long)s->acks, (unsigned long long)s->get_ends,
+	        (unsigned long long)s->replies, (unsigned long long)s->ux_eager,
+	        (unsigned long long)s->ux_header, (unsigned long long)s->ux_matched,
+	        (unsigned long long)s->mdupdate_retries, (unsigned long long)s->ebuf_reposts,
+	        (unsigned long long)s->bytes_sent, (unsigned long long)s->bytes_recv,
+	        (unsigned long long)s->truncated, (unsigned long long)s->cancelled,
+	        (unsigned long long)s->staged, (unsigned long long)s->releases_sent,
+	        (unsigned long long)s->releases_recv, (unsigned long long)s->slots_released,
+	        (unsigned long long)s->releases_bad, (unsigned long long)drops,
+	        (unsigned long long)droplen, (unsigned long long)mes, (unsigned long long)mds);
 	if (drops)
 		fprintf(stderr, "ptl3: WARNING: the Portals NI dropped %llu incoming requests\n",
 			(unsigned long long)drops);
@@ -642,19 +636,26 @@ static int ep_close(struct fid *fid)
 	ptl3_lock(dom);
 	ep->closing = 1;
 	if (ep->enabled) {
-		/* wait (bounded) for sends the peers still have to ack or pull */
+		/* wait (bounded) for sends the peers still have to ack or pull,
+		 * and for their releases of our stage slots (a slot still held
+		 * may be pulled); give our peers theirs first */
 		double end = now_s() + ptl3_params.close_timeout;
-		while (ep->outstanding_sends && now_s() < end) {
+		ptl3_release_flush_locked(ep);
+		while ((ep->outstanding_sends || ptl3_stage_held(ep)) && now_s() < end) {
 			ptl3_ep_progress_locked(ep);
-			if (ep->outstanding_sends) {
+			ptl3_release_flush_locked(ep);
+			if (ep->outstanding_sends || ptl3_stage_held(ep)) {
 				ptl3_unlock(dom);
 				sched_yield();
 				ptl3_lock(dom);
 			}
 		}
-		if (ep->outstanding_sends)
-			fprintf(stderr, "ptl3: close: %u sends still outstanding after %d s\n",
-				ep->outstanding_sends, ptl3_params.close_timeout);
+		if (ep->outstanding_sends || ptl3_stage_held(ep))
+			fprintf(stderr,
+			        "ptl3: close: %u sends still outstanding, %u staged injects not "
+			        "released by their receivers after %d s\n",
+			        ep->outstanding_sends, ptl3_stage_held(ep),
+			        ptl3_params.close_timeout);
 		ptl3_ep_progress_locked(ep);
 		if (ptl3_params.counters)
 			print_counters_locked(ep);
@@ -667,6 +668,7 @@ static int ep_close(struct fid *fid)
 		for (int i = 0; i < PTL3_NQ; i++)
 			ptl3_rxq_teardown_locked(ep, &ep->q[i]);
 		ptl3_stage_teardown_locked(ep);
+		ptl3_release_teardown_locked(ep);
 		PtlEQFree(ep->eq);
 		PtlEQFree(ep->ueq);
 		if (dom->ep == ep)

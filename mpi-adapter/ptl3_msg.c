@@ -161,6 +161,9 @@ void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64
 	} else {
 		ep->st.ux_header++;
 	}
+	/* we have it whole (or it is empty): its sender need not keep it */
+	if (ev->mlength == ev->rlength)
+		ptl3_sender_done_locked(ep, ev->initiator, ev->hdr_data, 1);
 	if (q->ux_tail)
 		q->ux_tail->next = x;
 	else
@@ -240,9 +243,7 @@ static int pull_start_locked(struct ptl3_ep *ep, struct ptl3_op *op, ptl_process
 	return 0;
 }
 
-/* tell a sender whose message we will not pull (truncated or discarded)
- * that it may complete: a zero-length get on its PT_RDV entry */
-void ptl3_release_sender_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr)
+void ptl3_release_general_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr)
 {
 	pull_start_locked(ep, NULL, src, hdr, NULL, 0);
 }
@@ -481,7 +482,7 @@ static ssize_t peek_claim_locked(struct ptl3_ep *ep, const struct iovec *iov, si
 			if (x->buf)
 				ebuf_release_locked(ep, x->buf);
 			else if (x->rlen)
-				ptl3_release_sender_locked(ep, x->src, x->hdr);
+				ptl3_sender_done_locked(ep, x->src, x->hdr, 0);
 			free(x);
 		} else if (flags & FI_CLAIM) {
 			fctx->internal[0] = x;
@@ -497,7 +498,7 @@ static ssize_t peek_claim_locked(struct ptl3_ep *ep, const struct iovec *iov, si
 		if (x->buf)
 			ebuf_release_locked(ep, x->buf);
 		else if (x->rlen)
-			ptl3_release_sender_locked(ep, x->src, x->hdr);
+			ptl3_sender_done_locked(ep, x->src, x->hdr, 0);
 		ptl3_rx_complete_locked(ep, context, FI_RECV | FI_TAGGED, NULL, 0, x->tag, x->hdr, 0,
 					0, want);
 		free(x);
@@ -613,6 +614,18 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	 * (each send posts SEND_END and ACK): drain it now and then */
 	if ((++ep->sends_since_drain & 1023) == 0)
 		ptl3_ep_progress_locked(ep);
+	uint64_t mbits = tag | (len > ptl3_params.eager ? PTL3_LONG_BIT : 0);
+	if (qid == PTL3_Q_MSG)
+		mbits = len > ptl3_params.eager ? PTL3_LONG_BIT : 0;
+	uint64_t hdr = (data & 0xFFFFFFFFULL) | (has_data ? PTL3_HDR_HAS_DATA : 0);
+	ptl_pt_index_t pt = ep->pt_base + (qid == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
+	if (flags & FI_INJECT) {
+		int r = ptl3_stage_send_locked(ep, id, pt, mbits, hdr, buf, len);
+		if (r) {
+			ptl3_unlock(ep->dom);
+			return r < 0 ? r : 0;
+		}
+	}
 	struct ptl3_op *op = ptl3_op_alloc_locked(ep, PTL3_OP_SEND);
 	if (!op) {
 		ptl3_unlock(ep->dom);
@@ -624,10 +637,7 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	op->cq_flags = FI_SEND | (qid == PTL3_Q_TAG ? FI_TAGGED : FI_MSG);
 	if (flags & FI_INJECT) {
 		op->want_comp = 0;
-		void *staged = ptl3_stage_take_locked(ep, op, buf, len);
-		if (staged) {
-			buf = staged;
-		} else if (len) {
+		if (len) {
 			buf = ptl3_op_bounce(op, buf, len);
 			if (!buf) {
 				ptl3_op_free_locked(ep, op);
@@ -638,27 +648,16 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	} else {
 		op->want_comp = !ep->tx_selective || (flags & FI_COMPLETION);
 	}
-	/* a staged inject is exposed by the stage ME (op->send_id set by
-	 * ptl3_stage_take_locked): its put needs only an MD that unlinks
-	 * itself after SEND_END and ACK */
-	int rc = op->stage_slot1 ? md_bind_once_locked(ep, op, buf, len, 2, &op->md)
-				 : send_md_expose_locked(ep, op, buf, len);
+	int rc = send_md_expose_locked(ep, op, buf, len);
 	if (rc != PTL_OK) {
 		ptl3_op_free_locked(ep, op);
 		ptl3_unlock(ep->dom);
 		return rc == PTL_NO_SPACE ? -FI_EAGAIN : -FI_EIO;
 	}
-	uint64_t mbits = tag | (len > ptl3_params.eager ? PTL3_LONG_BIT : 0);
-	if (qid == PTL3_Q_MSG)
-		mbits = len > ptl3_params.eager ? PTL3_LONG_BIT : 0;
-	uint64_t hdr = (data & 0xFFFFFFFFULL) | (op->send_id << 32) | (has_data ? PTL3_HDR_HAS_DATA : 0);
-	ptl_pt_index_t pt = ep->pt_base + (qid == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
+	hdr |= op->send_id << 32;
 	rc = PtlPut(op->md, PTL_ACK_REQ, id, pt, 0, mbits, 0, hdr);
 	if (rc != PTL_OK) {
-		if (op->me != PTL_INVALID_HANDLE)
-			PtlMEUnlink(op->me);
-		else
-			PtlMDUnlink(op->md);
+		PtlMEUnlink(op->me);
 		ptl3_op_free_locked(ep, op);
 		ptl3_unlock(ep->dom);
 		PTL3_WARN(FI_LOG_EP_DATA, "PtlPut: %s\n", PtlErrorStr(rc));

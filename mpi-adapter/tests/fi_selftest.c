@@ -12,9 +12,11 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
+#include <portals3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 static int failures, checks;
@@ -104,6 +106,59 @@ static int same(const char *b, size_t n, int s)
 		if (b[i] != (char)(s + i * 13))
 			return 0;
 	return 1;
+}
+
+/* Releases of stage slots (ptl3_release.c) that name no slot held for
+ * their sender: zero-length puts to our own PT_RDV through the provider's
+ * NI (a second PtlNIInit of the interface returns the same NI).  Each named
+ * slot that is not held is counted in releases_bad (fi-selftest.sh checks
+ * the exact count) and changes nothing.  Returns the count expected. */
+static unsigned hostile_releases(void)
+{
+	const char *nal = getenv("FI_PTL3_NAL");
+	ptl_interface_t iface = PTL_IFACE_SHMEM;
+	if (nal && !strcasecmp(nal, "udp"))
+		iface = PTL_IFACE_UDP;
+	else if (nal && !strcasecmp(nal, "ether"))
+		iface = PTL_IFACE_ETHER;
+	else if (nal && !strcasecmp(nal, "lo"))
+		iface = PTL_IFACE_LO;
+	else if (nal && !strcasecmp(nal, "myrinet"))
+		iface = PTL_IFACE_MYRINET;
+	const char *pb = getenv("FI_PTL3_PT_BASE");
+	ptl_pt_index_t rdv = (ptl_pt_index_t)(pb ? atoi(pb) : 8) + 2; /* PT_RDV */
+	int nmax;
+	ptl_handle_ni_t ni;
+	ptl_process_id_t me;
+	ptl_handle_md_t md;
+	CHECK(PtlInit(&nmax) == PTL_OK, "PtlInit");
+	if (PtlNIInit(iface, PTL_PID_ANY, NULL, NULL, &ni) != PTL_OK) {
+		CHECK(0, "PtlNIInit of the provider's interface");
+		return 0;
+	}
+	CHECK(PtlGetId(ni, &me) == PTL_OK, "PtlGetId");
+	/* every slot back first: idle polls send the pending releases */
+	struct fi_cq_tagged_entry e;
+	for (int i = 0; i < 1000; i++)
+		fi_cq_read(cq, &e, 0);
+	static char zero;
+	ptl_md_t d = {
+	    .start = &zero, .length = 0, .threshold = PTL_MD_THRESH_INF, .eq_handle = PTL_EQ_NONE};
+	CHECK(PtlMDBind(ni, d, PTL_RETAIN, &md) == PTL_OK, "PtlMDBind");
+	const uint64_t rel = 1ULL << 31;
+	/* a window of slots none of which is held: 64 */
+	CHECK(PtlPut(md, PTL_NOACK_REQ, me, rdv, 0, rel | 0, 0, ~0ULL) == PTL_OK, "put");
+	/* a window base that is not one: 1 */
+	CHECK(PtlPut(md, PTL_NOACK_REQ, me, rdv, 0, rel | 30, 0, 1) == PTL_OK, "put");
+	/* slots past the last one: 64 */
+	CHECK(PtlPut(md, PTL_NOACK_REQ, me, rdv, 0, rel | 0xFFC0, 0, ~0ULL) == PTL_OK, "put");
+	/* nothing named: 0 */
+	CHECK(PtlPut(md, PTL_NOACK_REQ, me, rdv, 0, rel | 64, 0, 0) == PTL_OK, "put");
+	for (int i = 0; i < 1000; i++)
+		fi_cq_read(cq, &e, 0);
+	PtlMDUnlink(md);
+	PtlNIFini(ni);
+	return 64 + 1 + 64;
 }
 
 int main(void)
@@ -389,6 +444,23 @@ int main(void)
 		TRY(fi_close(&mr->fid));
 		free(win);
 		printf("fi_selftest: FI_RMA checked\n");
+	}
+
+	/* hostile releases, then injects still work and their slots come back */
+	{
+		unsigned bad = hostile_releases();
+		printf("fi_selftest: hostile releases sent, expect releases_bad %u\n", bad);
+		int wrong = 0;
+		for (int i = 0; i < 300; i++) {
+			fill(sb, 200, 3000 + i);
+			TRY(fi_tinject(ep, sb, 200, self, 0x88B));
+			memset(rb, 0, 200);
+			TRY(fi_trecv(ep, rb, 200, NULL, FI_ADDR_UNSPEC, 0x88B, 0, &rctx));
+			if (wait_comp(&rctx, &e, NULL) != 0 || e.len != 200 ||
+			    !same(rb, 200, 3000 + i))
+				wrong++;
+		}
+		CHECK(wrong == 0, "injects after hostile releases: %d of 300 wrong", wrong);
 	}
 
 	TRY(fi_close(&ep->fid));
