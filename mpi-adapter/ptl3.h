@@ -76,6 +76,12 @@ static inline int ptl3_sendid_is_staged(uint64_t send_id)
 	return (send_id & PTL3_SENDID_STAGE) != 0;
 }
 
+/* the send id in a message's header data */
+static inline uint64_t ptl3_sendid_of(uint64_t hdr)
+{
+	return (hdr >> 32) & PTL3_SENDID_MASK;
+}
+
 /* remote offset of a send's data in the sender's PT_RDV entry */
 static inline uint64_t ptl3_sendid_offset(uint64_t send_id)
 {

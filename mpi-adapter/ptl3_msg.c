@@ -202,11 +202,6 @@ static struct ptl3_ux *ux_find_locked(struct ptl3_rxq *q, int has_src, ptl_proce
 	return NULL;
 }
 
-static uint64_t sendid_of(uint64_t hdr)
-{
-	return (hdr >> 32) & PTL3_SENDID_MASK;
-}
-
 /* a use-once MD over buf[0..len) (zero-length ones point at a dummy byte)
  * whose events go to op's completion EQ (nowhere without op); it unlinks
  * itself after `threshold` operations, without an UNLINK event */
@@ -233,7 +228,7 @@ static int pull_start_locked(struct ptl3_ep *ep, struct ptl3_op *op, ptl_process
 	int rc = md_bind_once_locked(ep, op, dst, n, 1, &mdh);
 	if (rc != PTL_OK)
 		return ptl3_ptl_to_fi(rc);
-	uint64_t sid = sendid_of(hdr);
+	uint64_t sid = ptl3_sendid_of(hdr);
 	rc = PtlGet(mdh, src, ep->pt_base + PTL3_PT_RDV, 0, sid, ptl3_sendid_offset(sid));
 	if (rc != PTL_OK) {
 		PtlMDUnlink(mdh);
@@ -611,7 +606,8 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 		return -FI_EINVAL;
 	}
 	/* a sender that never reads its CQ would overflow the Portals EQ
-	 * (each send posts SEND_END and ACK): drain it now and then */
+	 * (each send posts SEND_END, a general one an ACK too): drain it now
+	 * and then */
 	if ((++ep->sends_since_drain & 1023) == 0)
 		ptl3_ep_progress_locked(ep);
 	uint64_t mbits = tag | (len > ptl3_params.eager ? PTL3_LONG_BIT : 0);

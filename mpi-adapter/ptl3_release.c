@@ -103,7 +103,7 @@ static void batch_send_locked(struct ptl3_ep *ep, struct ptl3_release_batch *b)
 static uint32_t src_hash(ptl_process_id_t src)
 {
 	uint64_t k = ((uint64_t)src.nid << 32 | src.pid) * 0x9E3779B97F4A7C15ULL;
-	return (uint32_t)(k >> 58); /* 6 bits: PTL3_RELEASE_WAYS */
+	return (uint32_t)(k >> 32) % PTL3_RELEASE_WAYS;
 }
 
 /* the batch of src: its own, a free one, or one evicted (sent) for it;
@@ -151,7 +151,7 @@ static void release_slot_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint32
 void ptl3_sender_done_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr,
                              int delivered_whole)
 {
-	uint64_t sid = (hdr >> 32) & PTL3_SENDID_MASK;
+	uint64_t sid = ptl3_sendid_of(hdr);
 	if (!ptl3_sendid_is_staged(sid)) {
 		if (!delivered_whole)
 			ptl3_release_general_locked(ep, src, hdr);

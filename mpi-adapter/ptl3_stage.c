@@ -156,13 +156,17 @@ int ptl3_stage_send_locked(struct ptl3_ep *ep, ptl_process_id_t dest, ptl_pt_ind
 	return 1;
 }
 
-static void drop_sendid_locked(struct ptl3_stage *st, uint64_t sid)
+/* free the slot of a staged send id if it is still that use of the slot;
+ * returns it (its dest still valid) or NULL */
+static struct ptl3_stage_slot *drop_sendid_locked(struct ptl3_stage *st, uint64_t sid)
 {
 	uint32_t slot = (uint32_t)(sid & PTL3_STAGE_SLOT_MASK);
 	uint16_t gen = (uint16_t)((sid >> PTL3_STAGE_GEN_POS) & PTL3_STAGE_GEN_MASK);
-	if ((sid & PTL3_SENDID_STAGE) && slot < st->nslots && st->slot[slot].held &&
-	    st->slot[slot].gen == gen)
-		slot_free_locked(st, slot);
+	if (!(sid & PTL3_SENDID_STAGE) || slot >= st->nslots || !st->slot[slot].held ||
+	    st->slot[slot].gen != gen)
+		return NULL;
+	slot_free_locked(st, slot);
+	return &st->slot[slot];
 }
 
 /* SEND_END of a staged put: the inject is complete (it has no completion
@@ -175,9 +179,11 @@ static void stage_send_end_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 		ptl3_cntr_inc_locked(ep->send_cntr, 0);
 		return;
 	}
-	PTL3_WARN(FI_LOG_EP_DATA, "inject to %u:%u failed: %s\n", ev->initiator.nid,
-	          ev->initiator.pid, PtlNIFailStr(ep->dom->ni, ev->ni_fail_type));
-	drop_sendid_locked(&ep->stage, (ev->hdr_data >> 32) & PTL3_SENDID_MASK);
+	/* the event's initiator is us: the target is the slot's */
+	const struct ptl3_stage_slot *s =
+	    drop_sendid_locked(&ep->stage, ptl3_sendid_of(ev->hdr_data));
+	PTL3_WARN(FI_LOG_EP_DATA, "inject to %u:%u failed: %s\n", s ? s->dest.nid : PTL_NID_ANY,
+	          s ? s->dest.pid : PTL_PID_ANY, PtlNIFailStr(ep->dom->ni, ev->ni_fail_type));
 	uint64_t flags = FI_SEND | (ev->pt_index == ep->pt_base + PTL3_PT_TAG ? FI_TAGGED : FI_MSG);
 	ptl3_cq_push_locked(ep->tx_cq, NULL, flags, 0, NULL, 0, 0, FI_EIO, 0);
 	ptl3_cntr_inc_locked(ep->send_cntr, 1);
