@@ -10,7 +10,7 @@
  *   PT_RDV  one ME per send (match bits = send id, OP_GET): the receiver pulls
  *           whatever the put could not deliver (long unexpected, truncated);
  *           at its head one ME for every staged inject (ptl3_stage.c)
- *   PT_RMA  reserved for FI_RMA (not offered yet: MPICH falls back to AM)
+ *   PT_RMA  FI_RMA: one ME per remotely accessible region, match bits = key
  * Wire conventions:
  *   match bits  = the 64-bit tag; bit 63 (PTL3_LONG_BIT) marks a message
  *                 larger than the eager limit so eager buffers refuse it
@@ -134,7 +134,7 @@ extern const struct fi_info ptl3_info_template;
 	(FI_MSG | FI_TAGGED | FI_MULTI_RECV | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_LOCAL_COMM | \
 	 FI_REMOTE_COMM)
 extern const uint64_t ptl3_caps;
-uint64_t ptl3_caps_now(void); /* PTL3_CAPS, plus PTL3_RMA_CAPS with FI_PTL3_RMA=1 */
+uint64_t ptl3_caps_now(void); /* PTL3_CAPS, plus PTL3_RMA_CAPS unless FI_PTL3_RMA=0 */
 int ptl3_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
 		 const struct fi_info *hints, struct fi_info **info);
 
@@ -168,7 +168,6 @@ struct ptl3_domain {
 	int app_progress;	/* call PtlProgress from the provider */
 	struct ptl3_ep *ep;	/* the endpoint (one per NI) */
 	struct ptl3_mr *mrs;
-	uint64_t mr_auto_key;
 	enum fi_threading threading;
 };
 
@@ -223,7 +222,7 @@ struct ptl3_mr {
 	void *buf;
 	size_t len;
 	uint64_t access;
-	int exposed;		/* an ME on PT_RMA (remote access, FI_PTL3_RMA=1) */
+	int exposed; /* an ME on PT_RMA (remote access; FI_RMA offered) */
 	ptl_handle_me_t me;
 };
 
@@ -383,7 +382,7 @@ struct ptl3_ep {
 	uint32_t outstanding_sends;
 	uint32_t posted_recvs;
 	uint64_t next_send_id;
-	uint32_t sends_since_drain;
+	uint32_t tx_since_drain; /* ptl3_ep_tx_tick_locked */
 	struct ptl3_stage stage;
 	struct ptl3_release rel;
 	struct ptl3_stats st;
@@ -429,6 +428,11 @@ void ptl3_cntr_inc_locked(struct ptl3_cntr *cntr, int err);
 void ptl3_ep_progress_locked(struct ptl3_ep *ep);
 struct ptl3_op *ptl3_op_alloc_locked(struct ptl3_ep *ep, int kind);
 void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op);
+/* Called by every initiating call (send, write, read): an application that
+ * issues operations without reading its CQ (MPICH's MPI_Get loop, a burst of
+ * isends) would otherwise overflow the Portals EQ; every FI_PTL3_EQ_SIZE/4th
+ * call drains it. */
+void ptl3_ep_tx_tick_locked(struct ptl3_ep *ep);
 /* A copy of buf[0..len) owned by op (for FI_INJECT), or NULL (out of
  * memory).  Small copies keep their buffer with the op slot for the next
  * user: a window of injects then allocates nothing (malloc/free of such

@@ -7,7 +7,7 @@
 
 #include "ptl3.h"
 
-/* FI_RMA is not offered yet: MPICH then uses its active-message fallback. */
+/* FI_RMA is added at run time unless FI_PTL3_RMA=0 (ptl3_caps_now). */
 const uint64_t ptl3_caps = PTL3_CAPS;
 
 uint64_t ptl3_caps_now(void)

@@ -163,7 +163,6 @@ int ptl3_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	pthread_mutex_init(&dom->lock, NULL);
 	dom->fabric = container_of(fabric, struct ptl3_fabric, fabric_fid);
 	dom->threading = info && info->domain_attr ? info->domain_attr->threading : FI_THREAD_SAFE;
-	dom->mr_auto_key = 1;
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	dom->domain_fid.fid.context = context;
 	dom->domain_fid.fid.ops = &domain_fi_ops;

@@ -91,7 +91,7 @@ void ptl3_params_load(void)
 	ptl3_params.yield_polls = (unsigned)n;
 	get_size("stage_slots", &n, 256, 0);
 	ptl3_params.stage_slots = (int)(n > PTL3_STAGE_SLOT_MASK ? PTL3_STAGE_SLOT_MASK : n);
-	ptl3_params.rma = 0;
+	ptl3_params.rma = 1;
 	if (fi_param_get_bool(&ptl3_prov, "rma", &v) == FI_SUCCESS)
 		ptl3_params.rma = v;
 }
@@ -128,9 +128,12 @@ FI_EXT_INI
 	fi_param_define(&ptl3_prov, "stage_slots", FI_PARAM_INT,
 			"inject sends in flight that are staged in one region exposed once, not an ME "
 			"and MD each (0: none; default: 256)");
-	fi_param_define(&ptl3_prov, "rma", FI_PARAM_BOOL,
-			"offer FI_RMA (fi_read/fi_write on PT_RMA; experimental, default: no, so "
-			"MPICH uses its active-message path for one-sided operations)");
+	fi_param_define(
+	    &ptl3_prov, "rma", FI_PARAM_BOOL,
+	    "offer FI_RMA (fi_read/fi_write on PT_RMA; default: yes. MPICH then reads "
+	    "long active messages and does MPI_Put/MPI_Get natively; with 0 it uses its "
+	    "pipelined active messages, which in MPICH 4.0.2 corrupt a message whose "
+	    "first segment is deferred)");
 	ptl3_params_load();
 	fi_param_define(&ptl3_prov, "trace", FI_PARAM_BOOL,
 			"print every Portals event the provider handles on stderr (default: no)");

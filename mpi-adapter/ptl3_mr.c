@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* ptl3_mr.c - memory registration.  mr_mode 0: keys are chosen by the
- * application (MPICH picks 64-bit keys) or assigned here.  Registration is
- * bookkeeping only until FI_RMA is offered (PT_RMA). */
+ * application (MPICH picks 64-bit keys, from 0).  A region with remote access
+ * is exposed as an ME on PT_RMA whose match bits are the key; local-only
+ * registration is bookkeeping (Portals needs none). */
 #include "config.h"
 
 #include <sched.h>
@@ -39,6 +40,14 @@ static int mr_expose_locked(struct ptl3_mr *m)
 		return -FI_EIO;
 	}
 	m->exposed = 1;
+	return 0;
+}
+
+static int mr_key_in_use_locked(struct ptl3_domain *dom, uint64_t key)
+{
+	for (struct ptl3_mr *m = dom->mrs; m; m = m->next)
+		if (m->exposed && m->mr_fid.key == key)
+			return 1;
 	return 0;
 }
 
@@ -105,8 +114,16 @@ int ptl3_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access, u
 	m->mr_fid.fid.ops = &mr_fi_ops;
 	m->mr_fid.mem_desc = m;
 	ptl3_lock(dom);
-	m->mr_fid.key = requested_key ? requested_key : dom->mr_auto_key++;
+	/* mr_mode 0 (scalable): the key is the application's, 0 included
+	 * (MPICH's key allocator starts at 0); it selects the ME on PT_RMA, so
+	 * two remotely accessible regions may not share one. */
+	m->mr_fid.key = requested_key;
 	if (ptl3_params.rma && (access & (FI_REMOTE_READ | FI_REMOTE_WRITE))) {
+		if (mr_key_in_use_locked(dom, requested_key)) {
+			ptl3_unlock(dom);
+			free(m);
+			return -FI_ENOKEY;
+		}
 		int rc = mr_expose_locked(m);
 		if (rc) {
 			ptl3_unlock(dom);

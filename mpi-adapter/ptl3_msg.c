@@ -605,11 +605,7 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 		ptl3_unlock(ep->dom);
 		return -FI_EINVAL;
 	}
-	/* a sender that never reads its CQ would overflow the Portals EQ
-	 * (each send posts SEND_END, a general one an ACK too): drain it now
-	 * and then */
-	if ((++ep->sends_since_drain & 1023) == 0)
-		ptl3_ep_progress_locked(ep);
+	ptl3_ep_tx_tick_locked(ep);
 	uint64_t mbits = tag | (len > ptl3_params.eager ? PTL3_LONG_BIT : 0);
 	if (qid == PTL3_Q_MSG)
 		mbits = len > ptl3_params.eager ? PTL3_LONG_BIT : 0;

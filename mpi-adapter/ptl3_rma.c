@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* ptl3_rma.c - FI_RMA (experimental, offered only with FI_PTL3_RMA=1; by
- * default MPICH uses its active-message path for one-sided operations), and
- * typed "not supported" stubs for atomics and collectives.
+/* ptl3_rma.c - FI_RMA (offered unless FI_PTL3_RMA=0; MPICH uses it for
+ * MPI_Put/MPI_Get and to read long active messages), and typed "not
+ * supported" stubs for atomics and collectives.
  * PT_RMA: fi_mr_reg with remote access -> ME (match bits = key, MANAGE_REMOTE,
  * OP_PUT/OP_GET by access); fi_write -> PtlPut with ack (delivery complete on
  * the ACK); fi_read -> PtlGet (complete on REPLY_END); both bump the
@@ -32,6 +32,7 @@ static ssize_t rma_common(struct ptl3_ep *ep, int write, const struct iovec *iov
 		ptl3_unlock(ep->dom);
 		return -FI_EINVAL;
 	}
+	ptl3_ep_tx_tick_locked(ep);
 	struct ptl3_op *op = ptl3_op_alloc_locked(ep, write ? PTL3_OP_WRITE : PTL3_OP_READ);
 	if (!op) {
 		ptl3_unlock(ep->dom);

@@ -1,9 +1,11 @@
 #!/bin/sh
 # provider-level checks through libfabric in one process (sends to self).
-# Run twice: with the default parameters, and with unexpected buffers so
+# Run three times: with the default parameters; with unexpected buffers so
 # small (and fewer inject staging slots than injects in flight) that most
-# unexpected messages arrive header-only and are pulled from the sender:
-# staged injects from the stage ME, the others from their own PT_RDV entry.
+# unexpected messages arrive header-only and are pulled from the sender
+# (staged injects from the stage ME, the others from their own PT_RDV entry)
+# and the smallest Portals EQ, which a burst of reads must not overflow; and
+# without FI_RMA (FI_PTL3_RMA=0).
 . "$(dirname "$0")/common.sh"
 need_provider
 exe="$P3_BUILDDIR/mpi-adapter/tests/fi_selftest"
@@ -27,7 +29,7 @@ want=$(sed -n 's/.*expect releases_bad \([0-9]*\).*/\1/p' "$log")
 echo "ok: default parameters: $(counter staged) injects staged, $(counter releases_sent) releases for $(counter slots_released) slots, releases_bad $want as expected"
 FI_PROVIDER=ptl3 FI_PROVIDER_PATH="$FI_PTL3_PROVIDER_DIR" FI_PTL3_NAL="$TESTNAL" \
 	FI_PTL3_COUNTERS=1 FI_PTL3_EAGER=1024 FI_PTL3_EBUF_SIZE=4096 FI_PTL3_EBUF_COUNT=2 \
-	FI_PTL3_STAGE_SLOTS=64 timeout 120 "$exe" >"$log" 2>&1
+	FI_PTL3_STAGE_SLOTS=64 FI_PTL3_EQ_SIZE=1024 timeout 120 "$exe" >"$log" 2>&1
 rc=$?
 cat "$log"
 [ "$rc" -eq 0 ] || fail "fi_selftest (tiny unexpected buffers) failed"
@@ -38,3 +40,11 @@ drops=$(counter portals_drop_count)
 [ "${staged:-0}" -ge 64 ] || fail "tiny unexpected buffers: only ${staged:-0} injects staged (expected >= 64)"
 [ "${drops:-1}" -eq 0 ] || fail "tiny unexpected buffers: Portals dropped ${drops} requests"
 echo "ok: tiny unexpected buffers: $hdr header-only arrivals pulled ($staged injects staged), no drops"
+grep -q "reads without a CQ read completed" "$log" || fail "tiny EQ: the read burst did not run"
+FI_PROVIDER=ptl3 FI_PROVIDER_PATH="$FI_PTL3_PROVIDER_DIR" FI_PTL3_NAL="$TESTNAL" \
+	FI_PTL3_RMA=0 timeout 120 "$exe" >"$log" 2>&1
+rc=$?
+cat "$log"
+[ "$rc" -eq 0 ] || fail "fi_selftest (FI_PTL3_RMA=0) failed"
+! grep -q "FI_RMA checked" "$log" || fail "FI_PTL3_RMA=0 still offers FI_RMA"
+echo "ok: FI_PTL3_RMA=0 withdraws FI_RMA"

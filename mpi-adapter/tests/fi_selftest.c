@@ -165,7 +165,7 @@ int main(void)
 {
 	struct fi_info *hints = fi_allocinfo(), *info = NULL;
 	hints->caps = FI_MSG | FI_TAGGED | FI_MULTI_RECV | FI_DIRECTED_RECV;
-	if (getenv("FI_PTL3_RMA") && atoi(getenv("FI_PTL3_RMA")) == 1)
+	if (!getenv("FI_PTL3_RMA") || atoi(getenv("FI_PTL3_RMA")) != 0)
 		hints->caps |= FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
@@ -423,7 +423,7 @@ int main(void)
 	CHECK(got + got2 == 7, "all 7 FI_MSG messages received (%d + %d)", got, got2);
 	CHECK(fi_cancel(&ep->fid, &r2) == 0, "cancel multi-recv buffer");
 
-	/* FI_RMA (only when the provider offers it: FI_PTL3_RMA=1) */
+	/* FI_RMA (offered unless FI_PTL3_RMA=0) */
 	if (info->caps & FI_RMA) {
 		struct fid_mr *mr;
 		char *win = calloc(1, 8192);
@@ -441,9 +441,54 @@ int main(void)
 		CHECK(same(rb, 1000, 5), "fi_read");
 		wait_comp(&sctx, NULL, NULL);
 		wait_comp(&r2, NULL, NULL);
+
+		/* key 0 is a key like any other (MPICH's allocator starts there) */
+		struct fid_mr *mr0, *dup;
+		char *win0 = calloc(1, 4096);
+		TRY(fi_mr_reg(domain, win0, 4096, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr0,
+		              NULL));
+		CHECK(fi_mr_key(mr0) == 0, "requested key 0 kept (got %llu)",
+		      (unsigned long long)fi_mr_key(mr0));
+		CHECK(fi_mr_reg(domain, win0, 64, FI_REMOTE_READ, 0, 0x77, 0, &dup, NULL) ==
+		          -FI_ENOKEY,
+		      "a key already exposed is refused with -FI_ENOKEY");
+		fill(sb, 300, 9);
+		TRY(fi_write(ep, sb, 300, NULL, self, 7, 0, &sctx));
+		TRY(fi_cntr_wait(cntr, c0 + 3, 10000));
+		wait_comp(&sctx, NULL, NULL);
+		CHECK(same(win0 + 7, 300, 9), "fi_write through key 0 landed at offset 7");
+
+		/* a burst of reads without a CQ read in between (MPICH's MPI_Get
+		 * loop): three EQs' worth must neither overflow the Portals EQ nor
+		 * lose a completion */
+		const char *eqs = getenv("FI_PTL3_EQ_SIZE");
+		long burst = 3 * (eqs ? atol(eqs) : 32768);
+		struct iovec riov = {rb, 8};
+		struct fi_rma_iov rrma = {100, 8, 0x77};
+		struct fi_msg_rma rmsg = {.msg_iov = &riov,
+		                          .iov_count = 1,
+		                          .addr = self,
+		                          .rma_iov = &rrma,
+		                          .rma_iov_count = 1};
+		uint64_t c1 = fi_cntr_read(cntr);
+		for (long i = 0; i < burst; i++) {
+			ssize_t r;
+			while ((r = fi_readmsg(ep, &rmsg, 0)) == -FI_EAGAIN)
+				fi_cq_read(cq, &e, 0);
+			TRY(r);
+		}
+		TRY(fi_cntr_wait(cntr, c1 + (uint64_t)burst, 30000));
+		CHECK(fi_cntr_readerr(cntr) == 0, "read burst: %llu errors",
+		      (unsigned long long)fi_cntr_readerr(cntr));
+		printf("fi_selftest: %ld reads without a CQ read completed\n", burst);
+		TRY(fi_close(&mr0->fid));
 		TRY(fi_close(&mr->fid));
+		free(win0);
 		free(win);
 		printf("fi_selftest: FI_RMA checked\n");
+	} else {
+		CHECK(getenv("FI_PTL3_RMA") && atoi(getenv("FI_PTL3_RMA")) == 0,
+		      "FI_RMA offered by default");
 	}
 
 	/* hostile releases, then injects still work and their slots come back */
