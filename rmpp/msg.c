@@ -34,16 +34,22 @@ void rmpp_msg_ctrl(struct rmpp_ep *ep, struct rmpp_conn *c, uint8_t mop, uint32_
 {
 	if (c->ctrl_n == c->ctrl_cap) {
 		unsigned cap = c->ctrl_cap ? 2 * c->ctrl_cap : 8;
-		struct rmpp_ctrl *q = realloc(c->ctrlq, cap * sizeof(*q));
+		struct rmpp_ctrl *q = malloc(cap * sizeof(*q));
 		if (!q) {
 			rmpp_log(ep, RMPP_LOG_ERR, &c->peer, "out of memory queueing %s",
 				 rmpp_mop_name(mop));
 			return;
 		}
+		for (unsigned i = 0; i < c->ctrl_n; i++)
+			q[i] = c->ctrlq[(c->ctrl_head + i) % c->ctrl_cap];
+		free(c->ctrlq);
 		c->ctrlq = q;
 		c->ctrl_cap = cap;
+		c->ctrl_head = 0;
 	}
-	struct rmpp_ctrl *k = &c->ctrlq[c->ctrl_n++];
+	/* a ring: one CTS or DONE per outstanding rendezvous can queue up
+	 * (100000 MPI_Gets), so taking the oldest must not move the others */
+	struct rmpp_ctrl *k = &c->ctrlq[(c->ctrl_head + c->ctrl_n++) % c->ctrl_cap];
 	k->mop = mop;
 	k->msn = msn;
 	k->msg_len = msg_len;
@@ -67,14 +73,31 @@ static void tx_unlink_all(struct rmpp_conn *c, struct rmpp_txmsg *m)
 	m->anext = m->aprev = NULL;
 }
 
+static void rndv_append(struct rmpp_conn *c, struct rmpp_txmsg *m)
+{
+	m->next = NULL;
+	m->rprev = c->rndv_tail;
+	if (c->rndv_tail)
+		c->rndv_tail->next = m;
+	else
+		c->rndv_head = m;
+	c->rndv_tail = m;
+	m->in_rndv_list = true;
+}
+
 static void rndv_unlink(struct rmpp_conn *c, struct rmpp_txmsg *m)
 {
-	struct rmpp_txmsg **pp = &c->rndv_head;
-	while (*pp && *pp != m)
-		pp = &(*pp)->next;
-	if (*pp)
-		*pp = m->next;
-	m->next = NULL;
+	if (!m->in_rndv_list)
+		return;
+	if (m->rprev)
+		m->rprev->next = m->next;
+	else
+		c->rndv_head = m->next;
+	if (m->next)
+		m->next->rprev = m->rprev;
+	else
+		c->rndv_tail = m->rprev;
+	m->next = m->rprev = NULL;
 	m->in_rndv_list = false;
 }
 
@@ -128,11 +151,22 @@ void rmpp_msg_entry_done(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_tx
 	tx_maybe_done(ep, c, m);
 }
 
+/* From both ends at once: a first CTS is for one of the newest messages (near
+ * the tail), a pipelined grant or a DONE for one being sent (near the head);
+ * with 100000 rendezvous outstanding a walk from the head alone was quadratic. */
 static struct rmpp_txmsg *rndv_find(struct rmpp_conn *c, uint32_t msn)
 {
-	for (struct rmpp_txmsg *m = c->rndv_head; m; m = m->next)
-		if (m->msn == msn)
-			return m;
+	struct rmpp_txmsg *h = c->rndv_head, *t = c->rndv_tail;
+	while (h) {
+		if (h->msn == msn)
+			return h;
+		if (t->msn == msn)
+			return t;
+		if (h == t || h->next == t)
+			break;
+		h = h->next;
+		t = t->rprev;
+	}
 	return NULL;
 }
 
@@ -201,8 +235,8 @@ void rmpp_msg_output(struct rmpp_ep *ep, struct rmpp_conn *c)
 		struct rmpp_txent e;
 		memset(&e, 0, sizeof(e));
 		if (c->ctrl_n) {
-			struct rmpp_ctrl k = c->ctrlq[0];
-			memmove(c->ctrlq, c->ctrlq + 1, (c->ctrl_n - 1) * sizeof(k));
+			struct rmpp_ctrl k = c->ctrlq[c->ctrl_head];
+			c->ctrl_head = (c->ctrl_head + 1) % c->ctrl_cap;
 			c->ctrl_n--;
 			e.mop = k.mop;
 			e.msn = k.msn;
@@ -237,14 +271,8 @@ void rmpp_msg_output(struct rmpp_ep *ep, struct rmpp_conn *c)
 				if (!c->txq_head)
 					c->txq_tail = NULL;
 				m->next = NULL;
-				if (m->rndv) {
-					/* wait for CTS; keep list order = msn order */
-					struct rmpp_txmsg **pp = &c->rndv_head;
-					while (*pp)
-						pp = &(*pp)->next;
-					*pp = m;
-					m->in_rndv_list = true;
-				}
+				if (m->rndv)
+					rndv_append(c, m); /* waits for CTS; msn order */
 			}
 			e.last = !m->rndv && m->sent == m->len;
 			rmpp_rel_send_new(ep, c, &e);
@@ -375,16 +403,25 @@ static int rx_first(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_p
 		rx->grant_end = rx->accepted;
 	rmpp_msg_ctrl(ep, c, RMPP_MOP_CTS, rx->msn, (uint32_t)rx->len, (uint32_t)rx->grant_end,
 		      (uint32_t)rx->accepted);
-	rx->next = c->rx_rndv;
-	c->rx_rndv = rx;
+	/* oldest first: the sender serves grants in message order, so RDATA
+	 * finds its message near the head however many RTSs wait behind it
+	 * (100000 outstanding MPI_Gets made a newest-first list quadratic) */
+	rx->next = NULL;
+	if (c->rx_rndv_tail)
+		c->rx_rndv_tail->next = rx;
+	else
+		c->rx_rndv = rx;
+	c->rx_rndv_tail = rx;
 	return 0;
 }
 
 static void rx_rdata(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt)
 {
-	struct rmpp_rxmsg **pp = &c->rx_rndv, *rx;
-	while ((rx = *pp) && rx->msn != pkt->m.msn)
+	struct rmpp_rxmsg **pp = &c->rx_rndv, *rx, *prev = NULL;
+	while ((rx = *pp) && rx->msn != pkt->m.msn) {
+		prev = rx;
 		pp = &rx->next;
+	}
 	if (!rx || pkt->m.offset != rx->rcvd || pkt->m.offset + pkt->data_len > rx->grant_end) {
 		rx_protocol_error(ep, c, pkt, "RDATA outside the grant");
 		return;
@@ -393,6 +430,8 @@ static void rx_rdata(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_
 	rx->rcvd += pkt->data_len;
 	if (rx->rcvd >= rx->accepted) {
 		*pp = rx->next;
+		if (c->rx_rndv_tail == rx)
+			c->rx_rndv_tail = prev;
 		rmpp_msg_ctrl(ep, c, RMPP_MOP_DONE, rx->msn, (uint32_t)rx->len, 0,
 			      (uint32_t)rx->accepted);
 		rx_complete(ep, rx, 0);
@@ -478,15 +517,17 @@ void rmpp_msg_fail_all(struct rmpp_ep *ep, struct rmpp_conn *c, int status)
 	c->txq_head = c->txq_tail = NULL;
 	c->lazy_head = c->lazy_tail = NULL; /* held messages are on tx_all too */
 	c->lazy_due = 0;
-	c->rndv_head = NULL;
+	c->rndv_head = c->rndv_tail = NULL;
 	c->tx_all = NULL;
 	c->rx_eager = NULL;
-	c->rx_rndv = NULL;
-	c->ctrl_n = 0;
+	c->rx_rndv = c->rx_rndv_tail = NULL;
+	c->ctrl_n = c->ctrl_head = 0;
 	while (tl) {
 		struct rmpp_txmsg *m = tl;
 		tl = m->anext;
 		m->anext = m->aprev = NULL;
+		m->rprev = NULL;
+		m->in_rndv_list = false; /* the list itself was dropped above */
 		m->refs = 0;
 		tx_complete(ep, c, m, status, 0);
 	}

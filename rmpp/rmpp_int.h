@@ -132,6 +132,7 @@ void rmpp_fault_free(struct rmpp_fault *f);
 /* A message being sent. */
 struct rmpp_txmsg {
 	struct rmpp_txmsg *next;      /* queue link (txq or rndv list) */
+	struct rmpp_txmsg *rprev;     /* rndv list: previous (the list is doubly linked) */
 	struct rmpp_txmsg *anext, *aprev; /* conn->tx_all: every unfinished send */
 	uint32_t msn;
 	uint8_t hdr[RMPP_MAX_HDR];
@@ -277,16 +278,17 @@ struct rmpp_conn {
 	/* message layer: send */
 	uint32_t tx_msn;
 	struct rmpp_txmsg *txq_head, *txq_tail; /* first packet not yet (fully) sent */
-	struct rmpp_txmsg *rndv_head;           /* rendezvous in progress */
+	struct rmpp_txmsg *rndv_head, *rndv_tail; /* rendezvous in progress, msn order */
 	struct rmpp_txmsg *tx_all;              /* every unfinished send */
 	struct rmpp_txmsg *lazy_head, *lazy_tail; /* RMPP_SEND_LAZY, no msn yet */
 	uint64_t lazy_due;                        /* when the oldest must go */
-	struct rmpp_ctrl *ctrlq;
-	unsigned ctrl_n, ctrl_cap;
+	struct rmpp_ctrl *ctrlq;                  /* ring: ctrl_n entries from ctrl_head */
+	unsigned ctrl_head, ctrl_n, ctrl_cap;
 	/* message layer: receive */
 	uint32_t rx_msn;
 	struct rmpp_rxmsg *rx_eager; /* eager message being filled */
-	struct rmpp_rxmsg *rx_rndv;  /* rendezvous messages being filled */
+	struct rmpp_rxmsg *rx_rndv;  /* rendezvous messages being filled, oldest first */
+	struct rmpp_rxmsg *rx_rndv_tail;
 	bool in_work;                /* on the ep work list */
 	struct rmpp_conn *wnext;
 };
