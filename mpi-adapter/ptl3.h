@@ -432,7 +432,15 @@ void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op);
  * issues operations without reading its CQ (MPICH's MPI_Get loop, a burst of
  * isends) would otherwise overflow the Portals EQ; every FI_PTL3_EQ_SIZE/4th
  * call drains it. */
-void ptl3_ep_tx_tick_locked(struct ptl3_ep *ep);
+static inline void ptl3_ep_tx_tick_locked(struct ptl3_ep *ep)
+{
+	/* an operation posts at most three events (SEND_END, ACK or REPLY_END,
+	 * UNLINK): a quarter of the EQ between drains leaves room for arrivals */
+	if (++ep->tx_since_drain >= (uint32_t)ptl3_params.eq_size / 4) {
+		ep->tx_since_drain = 0;
+		ptl3_ep_progress_locked(ep);
+	}
+}
 /* A copy of buf[0..len) owned by op (for FI_INJECT), or NULL (out of
  * memory).  Small copies keep their buffer with the op slot for the next
  * user: a window of injects then allocates nothing (malloc/free of such

@@ -344,16 +344,6 @@ void ptl3_ep_progress_locked(struct ptl3_ep *ep)
 	eq_drain_locked(ep, ep->ueq, 1);
 }
 
-void ptl3_ep_tx_tick_locked(struct ptl3_ep *ep)
-{
-	/* an operation posts at most three events (SEND_END, ACK or REPLY_END,
-	 * UNLINK): a quarter of the EQ between drains leaves room for arrivals */
-	if (++ep->tx_since_drain >= (uint32_t)ptl3_params.eq_size / 4) {
-		ep->tx_since_drain = 0;
-		ptl3_ep_progress_locked(ep);
-	}
-}
-
 /* ---- cancel */
 ssize_t ptl3_ep_cancel_locked(struct ptl3_ep *ep, void *context)
 {
