@@ -382,7 +382,6 @@ struct ptl3_ep {
 	uint32_t outstanding_sends;
 	uint32_t posted_recvs;
 	uint64_t next_send_id;
-	uint32_t tx_since_drain; /* ptl3_ep_tx_tick_locked */
 	struct ptl3_stage stage;
 	struct ptl3_release rel;
 	struct ptl3_stats st;
@@ -428,19 +427,14 @@ void ptl3_cntr_inc_locked(struct ptl3_cntr *cntr, int err);
 void ptl3_ep_progress_locked(struct ptl3_ep *ep);
 struct ptl3_op *ptl3_op_alloc_locked(struct ptl3_ep *ep, int kind);
 void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op);
-/* Called by every initiating call (send, write, read): an application that
- * issues operations without reading its CQ (MPICH's MPI_Get loop, a burst of
- * isends) would otherwise overflow the Portals EQ; every FI_PTL3_EQ_SIZE/4th
- * call drains it. */
-static inline void ptl3_ep_tx_tick_locked(struct ptl3_ep *ep)
-{
-	/* an operation posts at most three events (SEND_END, ACK or REPLY_END,
-	 * UNLINK): a quarter of the EQ between drains leaves room for arrivals */
-	if (++ep->tx_since_drain >= (uint32_t)ptl3_params.eq_size / 4) {
-		ep->tx_since_drain = 0;
-		ptl3_ep_progress_locked(ep);
-	}
-}
+/* The events already posted, both EQs, without a NAL pass.  Every
+ * initiating call (send, write, read) starts with it: in app progress mode
+ * each Portals data-movement call gives the NAL a pass, and a pass may post
+ * many events (up to 64 records per peer on shmem).  An application that
+ * issues operations without reading its CQ (MPICH's MPI_Get loop) while a
+ * peer that had fallen behind catches up would otherwise fill the EQ between
+ * two drains (rma/manyget under load: 30000 events within 8192 reads). */
+void ptl3_ep_drain_locked(struct ptl3_ep *ep);
 /* A copy of buf[0..len) owned by op (for FI_INJECT), or NULL (out of
  * memory).  Small copies keep their buffer with the op slot for the next
  * user: a window of injects then allocates nothing (malloc/free of such

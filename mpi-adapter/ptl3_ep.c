@@ -334,14 +334,19 @@ void ptl3_rxq_drain_ueq_locked(struct ptl3_ep *ep)
 	eq_drain_locked(ep, ep->ueq, 1);
 }
 
+void ptl3_ep_drain_locked(struct ptl3_ep *ep)
+{
+	eq_drain_locked(ep, ep->eq, 0);
+	eq_drain_locked(ep, ep->ueq, 1);
+}
+
 void ptl3_ep_progress_locked(struct ptl3_ep *ep)
 {
 	if (!ep || !ep->enabled)
 		return;
 	if (ep->dom->app_progress)
 		PtlProgress(ep->dom->ni, 0);
-	eq_drain_locked(ep, ep->eq, 0);
-	eq_drain_locked(ep, ep->ueq, 1);
+	ptl3_ep_drain_locked(ep);
 }
 
 /* ---- cancel */

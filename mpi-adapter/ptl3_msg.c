@@ -605,7 +605,7 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 		ptl3_unlock(ep->dom);
 		return -FI_EINVAL;
 	}
-	ptl3_ep_tx_tick_locked(ep);
+	ptl3_ep_drain_locked(ep);
 	uint64_t mbits = tag | (len > ptl3_params.eager ? PTL3_LONG_BIT : 0);
 	if (qid == PTL3_Q_MSG)
 		mbits = len > ptl3_params.eager ? PTL3_LONG_BIT : 0;

@@ -32,7 +32,7 @@ static ssize_t rma_common(struct ptl3_ep *ep, int write, const struct iovec *iov
 		ptl3_unlock(ep->dom);
 		return -FI_EINVAL;
 	}
-	ptl3_ep_tx_tick_locked(ep);
+	ptl3_ep_drain_locked(ep);
 	struct ptl3_op *op = ptl3_op_alloc_locked(ep, write ? PTL3_OP_WRITE : PTL3_OP_READ);
 	if (!op) {
 		ptl3_unlock(ep->dom);

@@ -3,6 +3,7 @@
  * (PTL_PROGRESS=thread), futex and clock helpers used by the waits. */
 #include "lib.h"
 
+#include <errno.h>
 #include <linux/futex.h>
 #include <limits.h>
 #include <stdatomic.h>
@@ -104,7 +105,24 @@ int p3_progress_thread_start(struct p3_lib *lib)
 void p3_progress_thread_stop(struct p3_lib *lib)
 {
 	atomic_store_explicit(&lib->lib_stop, 1, memory_order_release);
-	lib->lib_nal->wakeup(lib->lib_nal_priv);
-	pthread_join(lib->lib_thread, NULL);
+	/* A NAL's blocking progress returns on work its passes find or on a
+	 * wakeup after its entry; lib_stop is neither.  A wakeup that lands
+	 * after the thread checked lib_stop but before its progress call took
+	 * the NAL's wakeup count is lost, and the thread would sleep for good
+	 * (shmem blocks on its doorbell without a deadline): wake it until it
+	 * has gone. */
+	for (;;) {
+		struct timespec until;
+
+		lib->lib_nal->wakeup(lib->lib_nal_priv);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 10 * 1000 * 1000;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(lib->lib_thread, NULL, &until) != ETIMEDOUT)
+			break;
+	}
 	lib->lib_thread_started = 0;
 }

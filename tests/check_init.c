@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* §7: PtlInit repeatable (counted; a matched PtlFini releases). */
 START_TEST(init_repeatable)
@@ -195,6 +196,23 @@ START_TEST(ni_debug_mask)
 }
 END_TEST
 
+/* An NI opened and closed at once, again and again, with the close landing
+ * at every point of a progress thread's start and loop (delays 0..255 us):
+ * PtlNIFini must stop the thread each time (a stop that landed between the
+ * thread's check of its stop flag and its next blocking progress call was
+ * lost, and PtlNIFini waited forever; seen once in CI over shmem). */
+START_TEST(ni_open_close_churn)
+{
+	for (int i = 0; i < 100; i++) {
+		ptl_handle_ni_t ni = h_open_mode(_i, NULL, NULL);
+		struct timespec d = {0, (long)((i * 37) % 256) * 1000};
+
+		nanosleep(&d, NULL);
+		h_close(ni);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("init");
@@ -210,6 +228,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, strings);
 	tcase_add_test(tc, iface_auto_follows_ptl_nal);
 	tcase_add_test(tc, ni_debug_mask);
+	H_ADD_SINGLE(tc, ni_open_close_churn);
 	suite_add_tcase(s, tc);
 	return s;
 }
