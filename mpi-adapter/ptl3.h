@@ -289,6 +289,7 @@ struct ptl3_op {
 	void *bounce;		/* inject copy; kept with the slot (ptl3_op_bounce) */
 	size_t bounce_cap;
 	uint64_t send_id;
+	ptl_process_id_t target; /* for messages: a SEND_END's initiator is ourselves */
 	/* recv */
 	int qid;
 	char *buf;

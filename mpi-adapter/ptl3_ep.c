@@ -146,8 +146,8 @@ static void send_check_locked(struct ptl3_ep *ep, struct ptl3_op *op)
 
 static void send_fail_locked(struct ptl3_ep *ep, struct ptl3_op *op, const ptl_event_t *ev)
 {
-	PTL3_WARN(FI_LOG_EP_DATA, "send to %u:%u failed: %s\n", ev->initiator.nid,
-		  ev->initiator.pid, PtlNIFailStr(ep->dom->ni, ev->ni_fail_type));
+	PTL3_WARN(FI_LOG_EP_DATA, "send to %u:%u failed: %s\n", op->target.nid, op->target.pid,
+	          PtlNIFailStr(ep->dom->ni, ev->ni_fail_type));
 	if (op->me != PTL_INVALID_HANDLE)
 		PtlMEUnlink(op->me);
 	ptl3_tx_complete_locked(ep, op, FI_EIO);

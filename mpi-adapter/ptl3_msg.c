@@ -626,6 +626,7 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	op->qid = qid;
 	op->context = context;
 	op->len = len;
+	op->target = id;
 	op->cq_flags = FI_SEND | (qid == PTL3_Q_TAG ? FI_TAGGED : FI_MSG);
 	if (flags & FI_INJECT) {
 		op->want_comp = 0;
