@@ -357,6 +357,7 @@ struct ptl3_stats {
 	uint64_t releases_sent, releases_recv; /* release puts (ptl3_release.c) */
 	uint64_t slots_released;               /* stage slots freed by a release */
 	uint64_t releases_bad;                 /* releases naming no slot held for their sender */
+	uint64_t stale_data; /* data events whose operation was gone (lost data) */
 };
 
 struct ptl3_ep {

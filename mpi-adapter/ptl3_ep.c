@@ -167,8 +167,20 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 		return;
 	}
 	struct ptl3_op *op = op_lookup(ep, u);
-	if (!op)
-		return; /* stale (e.g. UNLINK after completion) */
+	if (!op) {
+		/* stale: an UNLINK after completion is expected; data landing
+		 * in a buffer whose operation is gone would be lost */
+		if ((ev->type == PTL_EVENT_PUT_END || ev->type == PTL_EVENT_REPLY_END) &&
+		    ev->mlength) {
+			ep->st.stale_data++;
+			fprintf(stderr,
+			        "ptl3: ERROR: %s of %llu bytes from %u:%u for a finished operation "
+			        "(lost)\n",
+			        PtlEventKindStr(ev->type), (unsigned long long)ev->mlength,
+			        ev->initiator.nid, ev->initiator.pid);
+		}
+		return;
+	}
 	int fail = ev->ni_fail_type != PTL_NI_OK;
 	switch (op->kind) {
 	case PTL3_OP_SEND:
@@ -221,24 +233,25 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 		}
 		return;
 	case PTL3_OP_MRECV:
+		/* The buffer is released by its MD's UNLINK, never by the PUT_END
+		 * whose data reaches the end: messages land in match order but
+		 * end in arrival order of their last bytes, so a short message
+		 * matched after a long one (3 frames over ether) can end first.
+		 * Releasing there freed the op under the long message, whose
+		 * PUT_END then found no operation (its data was lost, and MPICH
+		 * reposted a buffer still being written): rma/get_accumulate
+		 * hung 1 run in 30 over ether.  Portals posts the UNLINK after
+		 * the MD's last pending operation has ended. */
 		if (ev->type == PTL_EVENT_PUT_END) {
 			size_t off = op->used + ev->offset;
-			uint64_t flags = FI_RECV | FI_MSG;
-			int last = op->buflen - (off + ev->mlength) < ep->min_multi_recv;
-			if (last)
-				flags |= FI_MULTI_RECV;
-			ptl3_rx_complete_locked(ep, op->context, flags, op->buf + off, ev->mlength, 0,
-						ev->hdr_data, fail ? FI_EIO : 0, 0, 1);
+			ptl3_rx_complete_locked(ep, op->context, FI_RECV | FI_MSG, op->buf + off,
+			                        ev->mlength, 0, ev->hdr_data, fail ? FI_EIO : 0, 0,
+			                        1);
 			if (!fail)
 				ptl3_sender_done_locked(ep, ev->initiator, ev->hdr_data,
 				                        ev->mlength == ev->rlength);
-			if (last) {
-				op->posted = 0;
-				ep->posted_recvs--;
-				ptl3_op_free_locked(ep, op);
-			}
 		} else if (ev->type == PTL_EVENT_UNLINK) {
-			/* released without a last message (e.g. a rejected large one) */
+			/* a completion of its own, without data (FI_MULTI_RECV alone) */
 			ptl3_cq_push_locked(ep->rx_cq, op->context, FI_MULTI_RECV, 0, NULL, 0, 0, 0, 0);
 			op->posted = 0;
 			ep->posted_recvs--;
@@ -609,7 +622,8 @@ static void print_counters_locked(struct ptl3_ep *ep)
 	        "acks %llu get_ends %llu replies %llu unexpected_eager %llu unexpected_header %llu "
 	        "unexpected_matched %llu mdupdate_retries %llu ebuf_reposts %llu bytes_sent %llu "
 	        "bytes_recv %llu truncated %llu cancelled %llu staged %llu releases_sent %llu "
-	        "releases_recv %llu slots_released %llu releases_bad %llu portals_drop_count %llu "
+	        "releases_recv %llu slots_released %llu releases_bad %llu stale_data %llu "
+	        "portals_drop_count %llu "
 	        "portals_drop_length %llu mes_allocated %llu mds_allocated %llu\n",
 	        (int)getpid(), ep->dom->id.nid, ep->dom->id.pid, ep->dom->nal_name,
 	        ep->dom->progress_name, (unsigned long long)s->puts, (unsigned long long)s->gets,
@@ -621,8 +635,9 @@ static void print_counters_locked(struct ptl3_ep *ep)
 	        (unsigned long long)s->truncated, (unsigned long long)s->cancelled,
 	        (unsigned long long)s->staged, (unsigned long long)s->releases_sent,
 	        (unsigned long long)s->releases_recv, (unsigned long long)s->slots_released,
-	        (unsigned long long)s->releases_bad, (unsigned long long)drops,
-	        (unsigned long long)droplen, (unsigned long long)mes, (unsigned long long)mds);
+	        (unsigned long long)s->releases_bad, (unsigned long long)s->stale_data,
+	        (unsigned long long)drops, (unsigned long long)droplen, (unsigned long long)mes,
+	        (unsigned long long)mds);
 	if (drops)
 		fprintf(stderr, "ptl3: WARNING: the Portals NI dropped %llu incoming requests\n",
 			(unsigned long long)drops);

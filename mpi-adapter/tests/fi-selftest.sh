@@ -24,6 +24,7 @@ want=$(sed -n 's/.*expect releases_bad \([0-9]*\).*/\1/p' "$log")
 [ -n "$want" ] || fail "the hostile-release check did not run"
 [ "$(counter releases_bad)" = "$want" ] ||
 	fail "releases_bad $(counter releases_bad), expected $want (one per slot named but not held)"
+[ "$(counter stale_data)" = 0 ] || fail "stale_data $(counter stale_data): data landed for a finished operation"
 [ "$(counter slots_released)" -ge 600 ] ||
 	fail "only $(counter slots_released) stage slots came back by releases (expected >= 600)"
 echo "ok: default parameters: $(counter staged) injects staged, $(counter releases_sent) releases for $(counter slots_released) slots, releases_bad $want as expected"
@@ -39,6 +40,7 @@ drops=$(counter portals_drop_count)
 [ "${hdr:-0}" -gt 300 ] || fail "tiny unexpected buffers: only ${hdr:-0} header-only arrivals (expected > 300: the pull path was not exercised)"
 [ "${staged:-0}" -ge 64 ] || fail "tiny unexpected buffers: only ${staged:-0} injects staged (expected >= 64)"
 [ "${drops:-1}" -eq 0 ] || fail "tiny unexpected buffers: Portals dropped ${drops} requests"
+[ "$(counter stale_data)" = 0 ] || fail "tiny unexpected buffers: stale_data $(counter stale_data)"
 echo "ok: tiny unexpected buffers: $hdr header-only arrivals pulled ($staged injects staged), no drops"
 grep -q "reads without a CQ read completed" "$log" || fail "tiny EQ: the read burst did not run"
 FI_PROVIDER=ptl3 FI_PROVIDER_PATH="$FI_PTL3_PROVIDER_DIR" FI_PTL3_NAL="$TESTNAL" \

@@ -20,6 +20,10 @@ for mode in am-only tagged; do
 		grep 'ptl3 counters' "$TMPD/out.$mode"
 		fail "Portals dropped messages ($mode)"
 	fi
+	if grep 'ptl3 counters' "$TMPD/out.$mode" | grep -qv 'stale_data 0 '; then
+		grep 'ptl3 counters' "$TMPD/out.$mode"
+		fail "data landed for finished operations ($mode)"
+	fi
 	grep 'pingpong:\|ptl3 counters' "$TMPD/out.$mode" | sed "s/^/$mode: /"
 done
 echo "PASS: MPI ping-pong over ptl3/$TESTNAL (am-only and tagged)"
