@@ -240,7 +240,7 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 		 * Releasing there freed the op under the long message, whose
 		 * PUT_END then found no operation (its data was lost, and MPICH
 		 * reposted a buffer still being written): rma/get_accumulate
-		 * hung 1 run in 30 over ether.  Portals posts the UNLINK after
+		 * hung about 1 run in 20 over ether.  Portals posts the UNLINK after
 		 * the MD's last pending operation has ended. */
 		if (ev->type == PTL_EVENT_PUT_END) {
 			size_t off = op->used + ev->offset;
