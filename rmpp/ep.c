@@ -13,6 +13,9 @@
 #include <sys/random.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #define LINK_HEADROOM 16 /* room for a link header in front of each frame */
 static_assert(RMPP_WIRE_MAX_PTLHDR == RMPP_MAX_HDR,
@@ -215,6 +218,45 @@ static bool release_all_lazy(struct rmpp_ep *ep)
 	return any;
 }
 
+/* ---- clock and timers ------------------------------------------------------- */
+
+/* A reading younger than this many TSC cycles (2 us at 2 GHz, 4 us at the
+ * slowest 1 GHz clock) is reused: the shortest deadline (LAZY_US, 20 us) and
+ * the RTO's lower bound (RTO_MIN_US, 1 ms) tolerate that much; a receive
+ * syscall plus the delivery of its message take about 3000 cycles here. */
+#define CLOCK_REUSE_CYCLES 4000u
+/* The timer walk runs at least this often even when no deadline is known
+ * to be due: it also (re)arms keepalives from the connections' state. */
+#define TIMER_SWEEP_US 1000u
+
+/* Stamp ep->now.  A clock_gettime through the vDSO costs ~140 cycles here,
+ * an rdtsc ~25, and a request/response message took three readings (pass,
+ * after its batch, the answer's send) less than a microsecond apart.  A TSC
+ * that went backwards (migration) wraps the difference: the clock is read. */
+static void ep_clock(struct rmpp_ep *ep)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t t = __rdtsc();
+	if (t - ep->now_tsc < CLOCK_REUSE_CYCLES)
+		return;
+	ep->now_tsc = t;
+#endif
+	uint64_t us = rmpp_now_us();
+	if (us > ep->now)
+		ep->now = us;
+}
+
+/* Walk the connections' timers?  Only when a known deadline is due, the last
+ * walk is TIMER_SWEEP_US old, or the fault shim holds frames with deadlines
+ * of its own: a pass that only found the link empty (the spin loop) or
+ * delivered a message stays short. */
+static bool timers_due(const struct rmpp_ep *ep)
+{
+	return ep->timers_force || ep->fault.enabled || ep->fault.hook ||
+	       (ep->timers_next && ep->now >= ep->timers_next) ||
+	       ep->now - ep->timers_ran >= TIMER_SWEEP_US;
+}
+
 /* Next protocol deadline (0: none). */
 static uint64_t run_timers(struct rmpp_ep *ep)
 {
@@ -230,13 +272,16 @@ static uint64_t run_timers(struct rmpp_ep *ep)
 		if (t && (!next || t < next))
 			next = t;
 	}
+	ep->timers_next = next;
+	ep->timers_ran = ep->now;
+	ep->timers_force = false;
 	return next;
 }
 
 /* One pass: drain the link (bounded), timers, output.  Returns next deadline. */
 static uint64_t pass(struct rmpp_ep *ep)
 {
-	ep->now = rmpp_now_us();
+	ep_clock(ep);
 	if (ep->timer_armed_wanted) {
 		/* the caller polls rmpp_ep_fd(): consume what made it readable */
 		uint64_t v;
@@ -262,11 +307,12 @@ static uint64_t pass(struct rmpp_ep *ep)
 		}
 		ep->link.ops->release(&ep->link);
 		run_output(ep); /* acks and data for this batch */
-		ep->now = rmpp_now_us();
 		if (n < (int)ep->cfg.batch && !ep->fault.held)
 			break; /* drained: spare a recvmmsg returning EAGAIN */
+		ep_clock(ep);
 	}
-	uint64_t next = run_timers(ep);
+	ep_clock(ep);
+	uint64_t next = timers_due(ep) ? run_timers(ep) : ep->timers_next;
 	run_output(ep);
 	return next;
 }
@@ -333,6 +379,12 @@ int rmpp_progress(struct rmpp_ep *ep, int timeout_ms)
 			next = pass(ep);
 			continue;
 		}
+		/* and the timer walk must be fresh: `next` exact, keepalives armed */
+		if (ep->timers_ran != ep->now) {
+			ep->timers_force = true;
+			next = pass(ep);
+			continue;
+		}
 		/* block on the link and the wakeup fd until the next deadline */
 		uint64_t until = deadline;
 		if (next && (!until || next < until))
@@ -364,6 +416,10 @@ int rmpp_progress(struct rmpp_ep *ep, int timeout_ms)
 		next = pass(ep);
 		if (woken)
 			break;
+	}
+	if (ep->depth == 1 && ep->timer_armed_wanted && ep->timers_ran != ep->now) {
+		next = run_timers(ep); /* the timerfd gets an exact deadline */
+		run_output(ep);
 	}
 	int events = (int)(ep->upcalls - up0);
 	if (ep->depth == 1)
@@ -458,7 +514,7 @@ static int send_common(struct rmpp_ep *ep, const struct rmpp_addr *peer, const v
 	if (c->lazy_head)
 		rmpp_msg_lazy_release(ep, c);
 	if (ep->depth == 1) {
-		ep->now = rmpp_now_us();
+		ep_clock(ep);
 		run_output(ep);
 	}
 	bool wake = ep->blocked > 0;
@@ -500,7 +556,7 @@ int rmpp_peer_resume(struct rmpp_ep *ep, const struct rmpp_addr *peer)
 		return -ENOENT;
 	}
 	ep->depth++;
-	ep->now = rmpp_now_us();
+	ep_clock(ep);
 	c->rx_stalled = false;
 	rmpp_rel_consume(ep, c);
 	rmpp_conn_want_output(ep, c);
@@ -666,7 +722,7 @@ void rmpp_ep_destroy(struct rmpp_ep *ep)
 		return;
 	pthread_mutex_lock(&ep->lock);
 	ep->depth++;
-	ep->now = rmpp_now_us();
+	ep_clock(ep);
 	/* Held messages (a Portals ACK for a put that arrived just before the
 	 * NI closed) go out now, once, ahead of the CLOSE: the initiator may be
 	 * waiting for exactly that ACK before it closes in turn. */

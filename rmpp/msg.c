@@ -189,7 +189,7 @@ void rmpp_msg_lazy_hold(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_txm
 		c->lazy_tail->next = m;
 	} else {
 		c->lazy_head = m;
-		c->lazy_due = rmpp_now_us() + ep->cfg.lazy_us;
+		rmpp_timer_arm(ep, &c->lazy_due, rmpp_now_us() + ep->cfg.lazy_us);
 	}
 	c->lazy_tail = m;
 	ep->ctr.lazy_held++;

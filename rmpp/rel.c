@@ -286,9 +286,9 @@ static void arm_timers(struct rmpp_ep *ep, struct rmpp_conn *c)
 		return;
 	}
 	if (!c->rto_at)
-		c->rto_at = ep->now + c->rtt.rto_us;
+		rmpp_timer_arm(ep, &c->rto_at, ep->now + c->rtt.rto_us);
 	if (!c->tlp_out && !c->tlp_at)
-		c->tlp_at = ep->now + pto_us(ep, c);
+		rmpp_timer_arm(ep, &c->tlp_at, ep->now + pto_us(ep, c));
 }
 
 bool rmpp_rel_can_send(struct rmpp_ep *ep, struct rmpp_conn *c)
@@ -530,7 +530,7 @@ static void rack_detect(struct rmpp_ep *ep, struct rmpp_conn *c)
 			ep->ctr.retx_fast++;
 			retransmit(ep, c, psn, 0);
 		} else if (!c->reo_at || deadline < c->reo_at) {
-			c->reo_at = deadline;
+			rmpp_timer_arm(ep, &c->reo_at, deadline);
 		}
 	}
 }
@@ -722,7 +722,7 @@ static void rx_data(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_p
 	if (c->unacked >= ep->cfg.ack_every)
 		c->ack_now = true;
 	if (!c->ack_now && c->unacked && !c->delack_at)
-		c->delack_at = ep->now + ep->cfg.delack_us;
+		rmpp_timer_arm(ep, &c->delack_at, ep->now + ep->cfg.delack_us);
 }
 
 /* ---- connection / epoch handling -------------------------------------------------- */
@@ -813,7 +813,7 @@ static void rx_hello(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_
 		/* the responder probes its own direction right away */
 		if (!c->path_ok && !c->hello_at && c->state == CONN_HELLO) {
 			send_hello_probe(ep, c);
-			c->hello_at = ep->now + c->rtt.rto_us;
+			rmpp_timer_arm(ep, &c->hello_at, ep->now + c->rtt.rto_us);
 		}
 	}
 	establish(ep, c);
@@ -878,7 +878,7 @@ void rmpp_rel_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt 
 			if (b > ep->cfg.rto_max_us)
 				b = ep->cfg.rto_max_us;
 			c->persist_us = b;
-			c->persist_at = ep->now + b;
+			rmpp_timer_arm(ep, &c->persist_at, ep->now + b);
 		} else if (c->persist_at || c->ka_at) {
 			c->n_timeouts = 0; /* the peer answers our probes */
 			c->ka_us = 0;
@@ -910,12 +910,12 @@ void rmpp_rel_output(struct rmpp_ep *ep, struct rmpp_conn *c)
 			if (c->snd_una == c->snd_nxt && !c->persist_at) {
 				if (c->persist_us < c->rtt.rto_us)
 					c->persist_us = c->rtt.rto_us;
-				c->persist_at = ep->now + c->persist_us;
+				rmpp_timer_arm(ep, &c->persist_at, ep->now + c->persist_us);
 			}
 		}
 	} else if (c->state == CONN_HELLO && !c->hello_at && rmpp_msg_has_output(c)) {
 		hello_round(ep, c, false);
-		c->hello_at = ep->now + c->rtt.rto_us;
+		rmpp_timer_arm(ep, &c->hello_at, ep->now + c->rtt.rto_us);
 	}
 	if (c->probe_rcvd) {
 		c->probe_rcvd = false;

@@ -324,7 +324,15 @@ struct rmpp_ep {
 	uint32_t rx_buffered;   /* packets held in reorder slots, all conns */
 	struct rmpp_counters ctr;
 	struct rmpp_fault fault;
-	uint64_t now; /* cached clock of the current pass */
+	uint64_t now;     /* cached clock of the current pass (rmpp_ep_clock) */
+	uint64_t now_tsc; /* TSC when `now` was read (x86) */
+	/* Earliest protocol deadline of any connection, or earlier (0: none
+	 * known); every deadline armed outside the timer walk lowers it
+	 * (rmpp_timer_arm).  The walk over the connections runs when it is due,
+	 * not on every pass: see ep.c timers_due(). */
+	uint64_t timers_next;
+	uint64_t timers_ran; /* `now` of the last walk */
+	bool timers_force;   /* walk on the next pass */
 	/* transmit batch */
 	uint8_t *txbuf;
 	size_t txbuf_stride;
@@ -338,6 +346,15 @@ struct rmpp_ep {
 	struct rmpp_rxmsg *rx_free;
 	unsigned tx_nfree, rx_nfree;
 };
+
+/* Arm a connection's deadline *slot at `at` (absolute, microseconds) and
+ * make sure the timer walk runs by then. */
+static inline void rmpp_timer_arm(struct rmpp_ep *ep, uint64_t *slot, uint64_t at)
+{
+	*slot = at;
+	if (!ep->timers_next || at < ep->timers_next)
+		ep->timers_next = at;
+}
 
 /* msg.c: message descriptors from the endpoint's free lists (lock held);
  * zeroed, iov pointing at room for niov entries.  NULL: out of memory. */
