@@ -108,6 +108,7 @@ void rmpp_ep_tx_flush(struct rmpp_ep *ep)
 {
 	if (!ep->ntx)
 		return;
+	RMPP_PP_MARK(ep, RMPP_PP_TX);
 	ep->link.ops->send(&ep->link, ep->txf, (int)ep->ntx);
 	for (unsigned i = 0; i < ep->ntx; i++) {
 		ep->ctr.tx_pkts++;
@@ -154,6 +155,7 @@ void rmpp_ep_rx_frame(struct rmpp_ep *ep, const uint8_t *data, size_t len,
 			 rmpp_parse_err_str(rc));
 		return;
 	}
+	RMPP_PP_MARK(ep, RMPP_PP_RX_PARSED);
 	if (pkt.dst_ep != ep->ep_id) {
 		ep->ctr.stale_drops++;
 		return;
@@ -190,7 +192,9 @@ void rmpp_ep_rx_frame(struct rmpp_ep *ep, const uint8_t *data, size_t len,
 		if (!c)
 			return;
 	}
+	RMPP_PP_MARK(ep, RMPP_PP_RX_CONN);
 	rmpp_rel_rx(ep, c, &pkt, data, len);
+	RMPP_PP_MARK(ep, RMPP_PP_RX_DONE);
 }
 
 /* ---- progress -------------------------------------------------------------- */
@@ -299,6 +303,7 @@ static uint64_t pass(struct rmpp_ep *ep)
 		int n = ep->link.ops->recv(&ep->link, ep->rxf, (int)ep->cfg.batch);
 		if (n <= 0)
 			break;
+		RMPP_PP_START(ep);
 		for (int i = 0; i < n; i++) {
 			if (ep->fault.enabled || ep->fault.hook)
 				rmpp_fault_rx(ep, &ep->rxf[i]);
@@ -421,6 +426,7 @@ int rmpp_progress(struct rmpp_ep *ep, int timeout_ms)
 		next = run_timers(ep); /* the timerfd gets an exact deadline */
 		run_output(ep);
 	}
+	RMPP_PP_MARK(ep, RMPP_PP_PROGRESS_RET);
 	int events = (int)(ep->upcalls - up0);
 	if (ep->depth == 1)
 		arm_timerfd(ep, next);
@@ -454,6 +460,7 @@ static int send_common(struct rmpp_ep *ep, const struct rmpp_addr *peer, const v
 	if (hdr_len > RMPP_MAX_HDR || len > UINT32_MAX || (hdr_len && !hdr) ||
 	    (len && (!iov || !niov)) || peer->ra_link != ep->link.self.ra_link)
 		return -EINVAL;
+	RMPP_PP_MARK(ep, RMPP_PP_SEND);
 	uint64_t total = 0;
 	for (size_t i = 0; i < niov; i++)
 		total += iov[i].iov_len;
@@ -515,6 +522,7 @@ static int send_common(struct rmpp_ep *ep, const struct rmpp_addr *peer, const v
 		rmpp_msg_lazy_release(ep, c);
 	if (ep->depth == 1) {
 		ep_clock(ep);
+		RMPP_PP_MARK(ep, RMPP_PP_SEND_QUEUED);
 		run_output(ep);
 	}
 	bool wake = ep->blocked > 0;
@@ -634,6 +642,7 @@ int rmpp_ep_create(const struct rmpp_ep_attr *attr, struct rmpp_ep **epp)
 	struct rmpp_ep *ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
+	rmpp_pathprof_init();
 	pthread_mutexattr_t ma;
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);

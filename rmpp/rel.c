@@ -863,6 +863,7 @@ void rmpp_rel_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt 
 	c->ts_recent = pkt->tsval;
 	c->ka_at = 0; /* the peer is alive; re-armed by the timer pass */
 	process_ack(ep, c, pkt);
+	RMPP_PP_MARK(ep, RMPP_PP_RX_ACKED);
 	switch (pkt->type) {
 	case RMPP_PKT_DATA:
 		rx_data(ep, c, pkt, frame);

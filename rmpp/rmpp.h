@@ -381,6 +381,39 @@ int rmpp_ep_fd(struct rmpp_ep *ep);
 /* Name of an enum rmpp_peer_event. */
 const char *rmpp_peer_event_name(enum rmpp_peer_event ev);
 
+/* ---- path profile -------------------------------------------------------- */
+
+/*
+ * Where the time goes between a received batch of frames and the next
+ * transmit (in a ping-pong: from a request's arrival to its answer's
+ * departure), layer by layer.  Off unless P3_RMPP_PATHPROF is set in the
+ * environment (1: print to stderr at exit; a file name: append there, "%p"
+ * in it becoming the pid); when off a mark is a load and a branch.  A path
+ * starts when an endpoint's receive returns frames and ends at its next
+ * transmit, so the figures mean something in app progress mode (one thread
+ * receives and answers); paths longer than 100 us are counted apart.
+ * Printed per point: the mean TSC ticks (and ns, calibrated at start) from
+ * the start over the paths that reached the point, and their number.  Each
+ * mark adds its own ~40 ticks to the points after it.  Upper layers (the
+ * Portals NAL) mark their own points with rmpp_pathprof_mark().
+ */
+enum rmpp_pathprof_point {
+	RMPP_PP_RX_PARSED,    /* header parsed, CRC verified */
+	RMPP_PP_RX_CONN,      /* connection found */
+	RMPP_PP_RX_ACKED,     /* ack processed (send completions ran) */
+	RMPP_PP_NAL_RX_HDR,   /* NAL: header upcall entered */
+	RMPP_PP_NAL_MATCHED,  /* NAL: Portals matched the header */
+	RMPP_PP_NAL_RX_DONE,  /* NAL: message finalized (event posted) */
+	RMPP_PP_RX_DONE,      /* frame handled */
+	RMPP_PP_PROGRESS_RET, /* rmpp_progress returns */
+	RMPP_PP_NAL_SEND,     /* NAL: send entered (after the application and LIB) */
+	RMPP_PP_SEND,         /* rmpp_send* entered */
+	RMPP_PP_SEND_QUEUED,  /* message queued, output starts */
+	RMPP_PP_TX,           /* frames handed to the link: the path ends */
+	RMPP_PP_NPOINTS
+};
+void rmpp_pathprof_mark(struct rmpp_ep *ep, enum rmpp_pathprof_point pt);
+
 #ifdef __cplusplus
 }
 #endif

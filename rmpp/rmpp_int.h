@@ -37,6 +37,28 @@ static inline uint64_t rmpp_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* ---- path profile (pathprof.c) ------------------------------------------- */
+
+extern int rmpp_pathprof_on_; /* set once, by rmpp_pathprof_init */
+void rmpp_pathprof_init(void);
+void rmpp_pathprof_start_(struct rmpp_ep *ep);
+#define RMPP_PP_START(ep)                                                                          \
+	do {                                                                                       \
+		if (__builtin_expect(rmpp_pathprof_on_, 0))                                        \
+			rmpp_pathprof_start_(ep);                                                  \
+	} while (0)
+#define RMPP_PP_MARK(ep, pt)                                                                       \
+	do {                                                                                       \
+		if (__builtin_expect(rmpp_pathprof_on_, 0))                                        \
+			rmpp_pathprof_mark((ep), (pt));                                            \
+	} while (0)
+/* The open path of an endpoint (one thread receives and answers). */
+struct rmpp_pathprof_path {
+	uint64_t t0; /* 0: no path open */
+	uint64_t at[RMPP_PP_NPOINTS];
+	uint32_t hit;
+};
+
 /* ---- links ---------------------------------------------------------------- */
 
 struct rmpp_link;
@@ -332,6 +354,7 @@ struct rmpp_ep {
 	 * not on every pass: see ep.c timers_due(). */
 	uint64_t timers_next;
 	uint64_t timers_ran; /* `now` of the last walk */
+	struct rmpp_pathprof_path pp;
 	bool timers_force;   /* walk on the next pass */
 	/* transmit batch */
 	uint8_t *txbuf;

@@ -46,6 +46,7 @@ int rnal_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t 
 			rx_carried_ack(rn, (const uint8_t *)hdr + at);
 		hdr_len = P3_HDR_WIRE_LEN;
 	}
+	rmpp_pathprof_mark(rn->rn_ep, RMPP_PP_NAL_RX_HDR);
 	memset(&ctx, 0, sizeof(ctx));
 	if (p3_hdr_unpack(hdr, hdr_len, &h) != 0 || h.payload_len != msg_len) {
 		p3_lib_log(rn->rn_lib, 1, "rmpp: malformed Portals header (%zu bytes), dropped",
@@ -54,6 +55,7 @@ int rnal_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t 
 		return RMPP_RX_ACCEPT; /* accepted 0: the payload is discarded */
 	}
 	p3_lib_parse(rn->rn_lib, &h, &ctx);
+	rmpp_pathprof_mark(rn->rn_ep, RMPP_PP_NAL_MATCHED);
 	if (ctx.rc_called && ctx.rc_msg) {
 		acc->iov = ctx.rc_iov;
 		acc->niov = ctx.rc_niov;
@@ -70,6 +72,7 @@ void rnal_rx_done(void *arg, void *cookie, int status, uint64_t accepted)
 	(void)accepted;
 	if (cookie)
 		p3_lib_finalize(rn->rn_lib, cookie, rnal_fail_kind(status));
+	rmpp_pathprof_mark(rn->rn_ep, RMPP_PP_NAL_RX_DONE);
 }
 
 int rnal_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec *iov, size_t niov,

@@ -130,6 +130,7 @@ int rnal_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const st
 	struct rnal *rn = priv;
 	struct rmpp_addr to;
 	uint8_t wire[P3_HDR_WIRE_LEN];
+	rmpp_pathprof_mark(rn->rn_ep, RMPP_PP_NAL_SEND);
 	if (rn->rn_stopped || !rn->rn_ep)
 		return -ESHUTDOWN;
 	int rc = rnal_addr(rn, hdr->dst, &to);
