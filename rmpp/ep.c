@@ -312,11 +312,10 @@ static uint64_t pass(struct rmpp_ep *ep)
 		}
 		ep->link.ops->release(&ep->link);
 		run_output(ep); /* acks and data for this batch */
+		ep_clock(ep);
 		if (n < (int)ep->cfg.batch && !ep->fault.held)
 			break; /* drained: spare a recvmmsg returning EAGAIN */
-		ep_clock(ep);
 	}
-	ep_clock(ep);
 	uint64_t next = timers_due(ep) ? run_timers(ep) : ep->timers_next;
 	run_output(ep);
 	return next;
