@@ -121,6 +121,8 @@ const char *rmpp_addr_str(const struct rmpp_addr *addr, char *buf, size_t len);
 	X(SOCKBUF, sockbuf, 8388608, 65536, 1073741824, "SO_SNDBUF/SO_RCVBUF request")             \
 	X(SEND_SOCKETS, send_sockets, 64, 0, 4096,                                                 \
 	  "udp: peers that get a connected send socket (0: every frame from the bound socket)")    \
+	X(GSO, gso, 1, 0, 1,                                                                       \
+	  "udp: a run of full-size frames to one peer leaves as one UDP GSO send (UDP_SEGMENT)")   \
 	X(ISN, isn, 0, 0, 4294967295ULL, "initial packet sequence number, 0 = random (testing)")   \
 	X(ETHER_RING, ether_ring, 2, 0, 2,                                                         \
 	  "Ethernet receive: 0 recvmmsg, 1 TPACKET_V3 ring, 2 TPACKET_V2 ring (low latency)")      \
@@ -193,7 +195,8 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(lazy_held, "messages held by rmpp_send_lazy() to follow the next one")                   \
 	X(lazy_carried, "held messages that travelled inside the next one (rmpp_send_carry)")      \
 	X(tx_direct, "frames sent from a socket connected to the peer (udp SEND_SOCKETS)")         \
-	X(rx_direct, "frames whose source was a peer's connected socket, found by epoch")
+	X(rx_direct, "frames whose source was a peer's connected socket, found by epoch")          \
+	X(tx_gso, "udp: datagrams sent with UDP GSO (runs of frames to one peer the kernel cuts)")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;

@@ -17,6 +17,9 @@
 
 static struct h_ep A, B;
 
+/* the most one UDP GSO send carries (link_udp.c) */
+#define GSO_TEST_MAX_BYTES 65000u
+
 static void setup(void)
 {
 	h_ep_init(&A, NULL, 0, 1);
@@ -384,6 +387,52 @@ START_TEST(t_direct_sockets)
 }
 END_TEST
 
+/* UDP GSO: runs of full-size frames leave as one send each, the receiver
+ * gets every byte intact and in order; through connected send sockets and
+ * through the bound one (names per entry), and not at all when off. */
+static void gso_round(bool gso, unsigned send_sockets)
+{
+	struct rmpp_config cfg;
+	rmpp_config_init(&cfg);
+	cfg.gso = gso;
+	cfg.send_sockets = send_sockets;
+	h_ep_fini(&A);
+	h_ep_fini(&B);
+	h_ep_init(&A, &cfg, 0, 1);
+	h_ep_init(&B, &cfg, 0, 2);
+	/* odd sizes: the last frame of each message is short */
+	const uint64_t sizes[] = {4u << 20, (1u << 20) + 12345, 100000, 17, 3u << 20};
+	const unsigned n = sizeof(sizes) / sizeof(sizes[0]);
+	uint64_t total = 0;
+	for (unsigned i = 0; i < n; i++) {
+		ck_assert_int_eq(h_send(&A, &B, sizes[i], 16), 0);
+		total += sizes[i];
+	}
+	ck_assert(h_run_pair(&A, &B, n, 20000));
+	check_clean(&B, n);
+	ck_assert_uint_eq(B.rx_bytes, total);
+	struct rmpp_counters ca, cb;
+	h_counters(&A, &ca);
+	h_counters(&B, &cb);
+	ck_assert_uint_eq(cb.malformed_drops + cb.csum_drops, 0);
+	if (gso) {
+		/* 8 MiB in frames of the MTU: at least half of it in GSO sends
+		 * (each carries at most 64 KiB) */
+		ck_assert_uint_ge(ca.tx_gso * GSO_TEST_MAX_BYTES, total / 2);
+		ck_assert_uint_lt(ca.tx_gso, ca.tx_pkts);
+	} else {
+		ck_assert_uint_eq(ca.tx_gso, 0);
+	}
+}
+
+START_TEST(t_gso)
+{
+	gso_round(true, 64);
+	gso_round(true, 0);
+	gso_round(false, 64);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("rmpp-udp");
@@ -401,6 +450,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_threads_blocking);
 	tcase_add_test(tc, t_pollable_fd);
 	tcase_add_test(tc, t_direct_sockets);
+	tcase_add_test(tc, t_gso);
 	suite_add_tcase(s, tc);
 	return s;
 }
