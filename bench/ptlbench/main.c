@@ -380,6 +380,7 @@ static int run_ref_only(struct pb_ctx *c)
 	if (c->rank == 0)
 		pb_refs_report(c);
 	c->ctrl->barrier(c, 0, NULL);
+	pb_refs_release(c);
 	pb_seg_detach(c);
 	if (child == 0)
 		_exit(EXIT_SUCCESS);
@@ -442,6 +443,7 @@ static int run_portals(struct pb_ctx *c)
 		if (c->o.tests & (1u << t))
 			pb_run_test(c, (enum pb_test)t);
 	c->ctrl->barrier(c, 0, NULL);
+	pb_refs_release(c);
 	pb_seg_detach(c);
 	pb_ptl_teardown(c);
 	PtlFini();
@@ -461,6 +463,7 @@ int main(int argc, char **argv)
 	struct pb_ctx *c = &ctx;
 
 	c->rank = -1;
+	c->udp_sock = -1;
 	parse_opts(c, argc, argv);
 	set_date(c);
 	if (gethostname(c->host, sizeof(c->host)) != 0)

@@ -68,6 +68,12 @@ struct pb_ref {
 	double (*value)(const struct pb_ctx *c, enum pb_kind kind, size_t size);
 	const char *note;	/* one header line describing the method */
 	void (*report)(struct pb_ctx *c, const struct pb_ref *r); /* own table (NULL: generic) */
+	/* One more run at `size`, collective, before each repetition of a test:
+	 * the reference becomes the best of all its runs, so its samples come
+	 * from the same minutes as the test's and a drift of the machine between
+	 * the up-front measurement and the test does not skew the ratio.  NULL:
+	 * measured up front only. */
+	void (*again)(struct pb_ctx *c, enum pb_kind kind, size_t size);
 };
 
 struct pb_ctx {
@@ -127,6 +133,12 @@ struct pb_ctx {
 	size_t udp_bw_sizes[PB_MAX_SIZES];
 	double udp_bw_mbs[PB_MAX_SIZES];
 	size_t udp_dgram;	/* datagram size of the stream (rmpp's frame size) */
+	double udp_bw_gso_mbs;  /* the stream sent with UDP GSO, at udp_bw_gso_size (NAN: not
+	                           measured) */
+	size_t udp_bw_gso_size;
+	int udp_sock; /* the references' connected socket, kept for again(); -1: none */
+	double
+	    udp_frame_us; /* ping-pong carrying a 0-byte put's rmpp frame (PB_RMPP_PUT_FRAME B) */
 	int refs_measured;
 	int csv_header_done;
 	int failed;
@@ -154,6 +166,7 @@ extern const struct pb_ctrl_ops pb_ctrl_shm;
 const struct pb_ref *pb_ref_for(const struct pb_ctx *c, enum pb_kind kind);
 void pb_refs_measure(struct pb_ctx *c);
 void pb_refs_report(struct pb_ctx *c);
+void pb_refs_release(struct pb_ctx *c);
 
 /* report.c */
 struct pb_table {

@@ -575,8 +575,8 @@ void pb_run_test(struct pb_ctx *c, enum pb_test t)
 		.kind = info[t].kind,
 		.ref = c->o.no_ref ? NULL : pb_ref_for(c, info[t].kind),
 	};
-	char l1[160], l2[200], trailer[160];
-	const char *hdr[3] = {l1, l2, NULL};
+	char l1[160], l2[200], l3[160], trailer[160];
+	const char *hdr[4] = {l1, l2, NULL, NULL};
 	ptl_sr_value_t drops = 0;
 	uint64_t peer_drops = 0;
 	int rc;
@@ -615,6 +615,12 @@ void pb_run_test(struct pb_ctx *c, enum pb_test t)
 
 		snprintf(l2 + n1, sizeof(l2) - n1, "; repetitions: %d", c->o.repeat);
 	}
+	if (tab.ref && tab.ref->again) {
+		snprintf(l3, sizeof(l3),
+		         "reference interleaved: one more reference run before each "
+		         "repetition of each size; its figure is the best of all its runs");
+		hdr[2] = l3;
+	}
 	pb_table_begin(c, &tab, hdr);
 	for (k = 0; k < n; k++) {
 		long loop, skip;
@@ -624,6 +630,9 @@ void pb_run_test(struct pb_ctx *c, enum pb_test t)
 		iterations(c, t, sizes[k], &loop, &skip);
 		for (c->rep = 0; c->rep < c->o.repeat; c->rep++) {
 			double r = 0;
+
+			if (tab.ref && tab.ref->again)
+				tab.ref->again(c, tab.kind, sizes[k]);
 
 			switch (t) {
 			case PB_LAT: r = run_lat(c, sizes[k], loop, skip); break;
