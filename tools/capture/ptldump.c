@@ -18,6 +18,13 @@
  * length fields, so a capture with a small snap length (tcpdump -s 256:
  * headers only) is enough: such frames are decoded from the captured bytes
  * (their CRC32C cannot be checked) and counted as "snapped".
+ *
+ * A UDP GSO send (rmpp's GSO=1: a run of frames to one peer, all as long as
+ * the first but the last) is captured on lo and veth as one datagram, before
+ * the kernel cuts it: its frames lie back to back, and ptldump decodes them
+ * one by one (same pcap frame number).  With a short snap length the later
+ * frames' headers are not in the capture: they are counted apart ("GSO
+ * frames not captured"), their bytes in no payload total.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -58,6 +65,10 @@ struct pd_summary {
 	 * snap length (decoded from their headers only) */
 	uint64_t data_bytes, data_bytes_retx, ptlhdr_bytes;
 	unsigned long data_frames, snapped, snapped_short;
+	/* UDP GSO sends: datagrams holding several frames, the frames in them,
+	 * and those of them whose header the snap length cut off */
+	unsigned long gso_sends, gso_frames, gso_hidden;
+	uint64_t gso_hidden_bytes;
 	size_t max_len[RMPP_PKT_MAX + 1]; /* largest frame per type, padding included */
 	struct pd_flow *flows[PD_MAX_FLOWS];
 	int nflows;
@@ -200,9 +211,10 @@ static void pd_print_line(unsigned long frame, double t, const char *link, const
 /* buf[0..len) was captured of a frame of wire_len bytes (wire_len > len: cut
  * by the snap length).  A snapped frame is parsed from a copy padded with
  * zeros to its wire length, without the CRC check; its headers must have
- * been captured. */
-static void pd_rmpp(unsigned long frame, double t, const char *link, const char *addrs,
-		    const uint8_t *buf, size_t len, size_t wire_len)
+ * been captured.  Returns the bytes the rmpp header covers, 0 if not
+ * decoded or if it may be padded (a HELLO: path-MTU probes are). */
+static size_t pd_rmpp(unsigned long frame, double t, const char *link, const char *addrs,
+                      const uint8_t *buf, size_t len, size_t wire_len)
 {
 	static uint8_t padded[65536];
 	struct rmpp_pkt p;
@@ -217,7 +229,7 @@ static void pd_rmpp(unsigned long frame, double t, const char *link, const char 
 				printf("%6lu %11.6f %-5s %s SNAPPED (rmpp header not captured: %zu of %zu "
 				       "bytes)\n",
 				       frame, t, link, addrs, len, wire_len);
-			return;
+			return 0;
 		}
 		snapped = 1;
 	} else {
@@ -230,7 +242,7 @@ static void pd_rmpp(unsigned long frame, double t, const char *link, const char 
 		if (!pd_fields_mode && !pd_quiet)
 			printf("%6lu %11.6f %-5s %s MALFORMED (%s) %zu bytes\n", frame, t, link, addrs,
 			       rmpp_parse_err_str(err), len);
-		return;
+		return 0;
 	}
 	pd_sum.rmpp++;
 	pd_sum.snapped += (unsigned long)snapped;
@@ -244,6 +256,9 @@ static void pd_rmpp(unsigned long frame, double t, const char *link, const char 
 	if (p.type <= RMPP_PKT_MAX) {
 		pd_sum.by_type[p.type]++;
 		size_t flen = snapped ? wire_len : len; /* a snapped frame's wire length */
+		if (strcmp(link, "udp") == 0 && flen > p.frame_len && p.type != RMPP_PKT_HELLO &&
+		    p.type != RMPP_PKT_HELLO_ACK)
+			flen = p.frame_len; /* UDP pads nothing: the rest is a GSO send's */
 		if (flen > pd_sum.max_len[p.type])
 			pd_sum.max_len[p.type] = flen;
 	}
@@ -288,6 +303,28 @@ static void pd_rmpp(unsigned long frame, double t, const char *link, const char 
 		pd_print_fields(frame, &p, hs, nh);
 	else if (!pd_quiet)
 		pd_print_line(frame, t, link, addrs, &p, hs, nh);
+	return p.type == RMPP_PKT_HELLO || p.type == RMPP_PKT_HELLO_ACK ? 0 : p.frame_len;
+}
+
+/* The rest of a UDP datagram longer than its first frame (seg bytes): a GSO
+ * send, cut by the kernel after the capture point into frames of seg bytes
+ * (the last shorter).  buf[0..len) captured of wire bytes. */
+static void pd_udp_gso(unsigned long frame, double t, const char *addrs, const uint8_t *buf,
+                       size_t len, size_t wire, size_t seg)
+{
+	pd_sum.gso_sends++;
+	pd_sum.gso_frames++; /* the first, decoded by the caller */
+	for (size_t off = seg; off < wire; off += seg) {
+		size_t flen = wire - off < seg ? wire - off : seg;
+		size_t cap = len > off ? (len - off < flen ? len - off : flen) : 0;
+		pd_sum.gso_frames++;
+		if (cap < RMPP_HDR_LEN) {
+			pd_sum.gso_hidden++;
+			pd_sum.gso_hidden_bytes += flen;
+			continue;
+		}
+		pd_rmpp(frame, t, "udp", addrs, buf + off, cap, flen);
+	}
 }
 
 static void pd_packet(u_char *user, const struct pcap_pkthdr *ph, const u_char *d)
@@ -343,7 +380,10 @@ static void pd_packet(u_char *user, const struct pcap_pkthdr *ph, const u_char *
 			if (in_range && (pd_port_lo >= 0 || (plen > 0 && (udp[8] >> 4) == RMPP_WIRE_VERSION))) {
 				snprintf(addrs, sizeof(addrs), "%u.%u.%u.%u:%u>%u.%u.%u.%u:%u", ip[12], ip[13],
 					 ip[14], ip[15], sport, ip[16], ip[17], ip[18], ip[19], dport);
-				pd_rmpp(frame, t - t0, "udp", addrs, udp + 8, plen, wire);
+				size_t seg =
+				    pd_rmpp(frame, t - t0, "udp", addrs, udp + 8, plen, wire);
+				if (seg >= RMPP_HDR_LEN && wire > seg)
+					pd_udp_gso(frame, t - t0, addrs, udp + 8, plen, wire, seg);
 				return;
 			}
 		}
@@ -381,6 +421,13 @@ static void pd_print_summary(void)
 		fprintf(o, "# snapped: %lu frames decoded from their headers (CRC32C not checked), "
 			   "%lu with the rmpp header cut\n",
 			pd_sum.snapped, pd_sum.snapped_short);
+	if (pd_sum.gso_sends)
+		fprintf(o,
+		        "# UDP GSO: %lu sends holding %lu frames; %lu frames (%" PRIu64
+		        " bytes) not "
+		        "captured (snap length), in no total above\n",
+		        pd_sum.gso_sends, pd_sum.gso_frames, pd_sum.gso_hidden,
+		        pd_sum.gso_hidden_bytes);
 	fprintf(o, "# retransmissions (RETX flag) %lu, SACK blocks %lu, DSACKs %lu, CRC32C frames %lu\n",
 		pd_sum.retx_flag, pd_sum.sack_blocks, pd_sum.dsack, pd_sum.crc_frames);
 	for (int i = 1; i < 16; i++)

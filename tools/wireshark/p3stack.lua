@@ -169,9 +169,26 @@ function p.dissector(tvb, pinfo, tree)
   return hlen + plen
 end
 
+-- A UDP GSO send (rmpp GSO=1) is captured as one datagram holding a run of
+-- frames, all as long as the first but the last (the kernel cuts it after
+-- the capture point): dissect every frame of it.  Not after a HELLO, which
+-- path-MTU probes pad.
 local function heuristic(tvb, pinfo, tree)
   if not plausible(tvb) then return false end
-  p.dissector(tvb, pinfo, tree)
+  local seg = p.dissector(tvb, pinfo, tree)
+  local typ = tvb(0, 1):uint() % 16
+  if seg > 0 and typ ~= 1 and typ ~= 2 then
+    local off, n = seg, 1
+    while off + HDR_LEN <= tvb:len() do
+      local sub = tvb(off, math.min(seg, tvb:len() - off)):tvb()
+      if not plausible(sub) then break end
+      p.dissector(sub, pinfo, tree)
+      off, n = off + seg, n + 1
+    end
+    if n > 1 then
+      pinfo.cols.info = string.format("GSO %u frames, the last: %s", n, tostring(pinfo.cols.info))
+    end
+  end
   return true
 end
 
