@@ -127,12 +127,16 @@ int rmpp_rel_conn_init(struct rmpp_ep *ep, struct rmpp_conn *c)
 	return 0;
 }
 
+uint8_t rmpp_slot_placed; /* the buf of a placed slot: non-NULL, never freed */
+
 static void rx_slots_free(struct rmpp_ep *ep, struct rmpp_conn *c)
 {
 	for (uint32_t i = 0; i < ep->cfg.tx_window; i++) {
 		if (c->rxring[i].buf) {
-			free(c->rxring[i].buf);
+			if (!c->rxring[i].placed)
+				free(c->rxring[i].buf);
 			c->rxring[i].buf = NULL;
+			c->rxring[i].placed = false;
 			ep->rx_buffered--;
 		}
 	}
@@ -631,6 +635,7 @@ static int slot_store(struct rmpp_ep *ep, struct rmpp_conn *c, uint32_t psn,
 		return -ENOMEM;
 	memcpy(s->buf, frame, len);
 	s->len = len;
+	s->placed = false;
 	c->nbuffered++;
 	ep->rx_buffered++;
 	if (ep->rx_buffered > ep->ctr.rx_buffered_peak)
@@ -638,11 +643,32 @@ static int slot_store(struct rmpp_ep *ep, struct rmpp_conn *c, uint32_t psn,
 	return 0;
 }
 
+/* An out-of-order RDATA whose bytes rmpp_msg_rdata_place() put in place:
+ * the slot remembers the range only. */
+static void slot_mark_placed(struct rmpp_ep *ep, struct rmpp_conn *c, uint32_t psn,
+                             const struct rmpp_pkt *pkt)
+{
+	struct rmpp_rxslot *s = &c->rxring[psn & RING_MASK(ep)];
+	s->buf = &rmpp_slot_placed;
+	s->len = 0;
+	s->placed = true;
+	s->msn = pkt->m.msn;
+	s->offset = pkt->m.offset;
+	s->dlen = pkt->data_len;
+	ep->ctr.rx_placed++;
+	c->nbuffered++;
+	ep->rx_buffered++;
+	if (ep->rx_buffered > ep->ctr.rx_buffered_peak)
+		ep->ctr.rx_buffered_peak = ep->rx_buffered;
+}
+
 static void slot_free(struct rmpp_ep *ep, struct rmpp_conn *c, uint32_t psn)
 {
 	struct rmpp_rxslot *s = &c->rxring[psn & RING_MASK(ep)];
-	free(s->buf);
+	if (!s->placed)
+		free(s->buf);
 	s->buf = NULL;
+	s->placed = false;
 	c->nbuffered--;
 	ep->rx_buffered--;
 }
@@ -654,7 +680,12 @@ void rmpp_rel_consume(struct rmpp_ep *ep, struct rmpp_conn *c)
 	       c->peer_known) {
 		struct rmpp_rxslot *s = &c->rxring[c->rcv_cons & mask];
 		struct rmpp_pkt pkt;
-		if (rmpp_pkt_parse(s->buf, s->len, 0, &pkt) != 0 || rmpp_msg_rx(ep, c, &pkt) == 0) {
+		if (s->placed) {
+			rmpp_msg_rdata_placed(ep, c, s->msn, s->offset, s->dlen);
+			slot_free(ep, c, c->rcv_cons);
+			c->rcv_cons++;
+		} else if (rmpp_pkt_parse(s->buf, s->len, 0, &pkt) != 0 ||
+		           rmpp_msg_rx(ep, c, &pkt) == 0) {
 			slot_free(ep, c, c->rcv_cons);
 			c->rcv_cons++;
 		} else {
@@ -701,7 +732,9 @@ static void rx_data(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_p
 		}
 		c->unacked++;
 	} else {
-		if (slot_store(ep, c, psn, frame, pkt->frame_len) != 0)
+		if (rmpp_msg_rdata_place(ep, c, pkt))
+			slot_mark_placed(ep, c, psn, pkt);
+		else if (slot_store(ep, c, psn, frame, pkt->frame_len) != 0)
 			return;
 		if (psn != c->rcv_nxt) {
 			ep->ctr.ooo_rx++;

@@ -196,7 +196,8 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(lazy_carried, "held messages that travelled inside the next one (rmpp_send_carry)")      \
 	X(tx_direct, "frames sent from a socket connected to the peer (udp SEND_SOCKETS)")         \
 	X(rx_direct, "frames whose source was a peer's connected socket, found by epoch")          \
-	X(tx_gso, "udp: datagrams sent with UDP GSO (runs of frames to one peer the kernel cuts)")
+	X(tx_gso, "udp: datagrams sent with UDP GSO (runs of frames to one peer the kernel cuts)") \
+	X(rx_placed, "out-of-order RDATA placed in its message's buffer on arrival")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;

@@ -226,10 +226,16 @@ struct rmpp_txent {
 };
 
 /* An out-of-order or not-yet-consumed packet copy. */
+/* A packet received ahead of a hole.  Most are RDATA of a message whose
+ * buffer is known: their bytes are placed at once and the slot keeps only
+ * what the in-order pass needs (placed; buf points to rmpp_slot_placed). */
 struct rmpp_rxslot {
-	uint8_t *buf;
+	uint8_t *buf; /* the frame, or &rmpp_slot_placed */
 	uint32_t len;
+	bool placed;
+	uint32_t msn, offset, dlen; /* placed RDATA */
 };
+extern uint8_t rmpp_slot_placed;
 
 /* RFC 6298 estimator (exported for the unit tests). */
 struct rmpp_rtt {
@@ -427,6 +433,12 @@ void rmpp_conn_fail(struct rmpp_ep *ep, struct rmpp_conn *c, enum rmpp_peer_even
 /* msg.c - message layer */
 /* Deliver one in-order packet; returns 0 consumed, 1 stalled (deferred). */
 int rmpp_msg_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt);
+/* RDATA ahead of a hole: place its bytes now if its message is known and the
+ * range lies in its grant (returns true); rmpp_msg_rdata_placed() accounts
+ * for them in PSN order. */
+bool rmpp_msg_rdata_place(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt);
+void rmpp_msg_rdata_placed(struct rmpp_ep *ep, struct rmpp_conn *c, uint32_t msn, uint32_t offset,
+                           uint32_t len);
 /* Emit packets while the window allows. */
 void rmpp_msg_output(struct rmpp_ep *ep, struct rmpp_conn *c);
 /* Give M its message sequence number and queue it for output. */
