@@ -639,12 +639,17 @@ static void udp_lat_report(struct pb_ctx *c, const struct pb_ref *r)
 /* Stream: rank 0 sends `bytes` in messages of `size`, each cut into
  * datagrams of c->udp_dgram, in bursts of about UDP_BURST ended by a marker
  * {'E', burst}; rank 1 answers a marker with {burst, bytes received}.  Two
- * bursts in flight.  Rank 0 returns goodput MB/s (bytes the receiver got). */
+ * bursts in flight.  Rank 0 returns goodput MB/s (bytes the receiver got).
+ * Markers, answers and the END carry the run's number: one run's late END
+ * (rank 0 sends three) or answer must not end or count in the next. */
 struct udp_mark {
 	uint32_t tag;
 	uint32_t burst;
 	uint64_t bytes;
+	uint32_t run;
+	uint32_t pad;
 };
+static uint32_t udp_stream_runs; /* both ranks count their runs in step */
 /* A run that makes no progress for this long is given up (the reference
  * reports 0).  Well below rmpp's dead-peer bound (DEAD_MIN_US, 30 s): the
  * ranks do not call into Portals here, so a longer stall would get the
@@ -682,6 +687,7 @@ static double udp_stream_run(struct pb_ctx *c, int s, char *buf, size_t size, ui
 {
 	size_t dg = c->udp_dgram;
 	size_t chunk = gso ? GSO_BYTES / dg * dg : dg; /* bytes per send */
+	uint32_t run = ++udp_stream_runs;
 	uint64_t got = 0, peer = 0;
 	double t0, t1, mbs = 0;
 	int failed = 0;
@@ -713,7 +719,7 @@ static double udp_stream_run(struct pb_ctx *c, int s, char *buf, size_t size, ui
 			burst_bytes += size;
 			if (burst_bytes >= UDP_BURST || sent >= bytes) {
 				burst_bytes = 0;
-				m = (struct udp_mark){UDP_TAG_MARK, ++burst, 0};
+				m = (struct udp_mark){UDP_TAG_MARK, ++burst, 0, run, 0};
 				send(s, &m, sizeof(m), 0);
 				/* at most two bursts in flight; all acked at the end */
 				while (!failed && (burst - acked > 1 || (sent >= bytes && acked < burst))) {
@@ -721,14 +727,16 @@ static double udp_stream_run(struct pb_ctx *c, int s, char *buf, size_t size, ui
 					ssize_t r = udp_wait(s, &a, sizeof(a), 0);
 
 					if (r < 0) { /* marker or answer lost: ask again */
-						m = (struct udp_mark){UDP_TAG_MARK, burst, 0};
+						m = (struct udp_mark){UDP_TAG_MARK, burst, 0, run,
+						                      0};
 						if (send(s, &m, sizeof(m), 0) < 0)
 							failed = 1;
 						if (pb_now() - t0 > UDP_STREAM_STALL_S)
 							failed = 1;
 						continue;
 					}
-					if (r == sizeof(a) && a.tag == UDP_TAG_MARK && a.burst > acked) {
+					if (r == sizeof(a) && a.tag == UDP_TAG_MARK &&
+					    a.run == run && a.burst > acked) {
 						acked = a.burst;
 						got = a.bytes;
 					}
@@ -736,7 +744,7 @@ static double udp_stream_run(struct pb_ctx *c, int s, char *buf, size_t size, ui
 			}
 		}
 		t1 = pb_now();
-		m = (struct udp_mark){UDP_TAG_END, 0, 0};
+		m = (struct udp_mark){UDP_TAG_END, 0, 0, run, 0};
 		for (int i = 0; i < 3; i++)
 			send(s, &m, sizeof(m), 0);
 		mbs = failed ? 0 : (double)got / (t1 - t0) / 1e6;
@@ -757,12 +765,15 @@ static double udp_stream_run(struct pb_ctx *c, int s, char *buf, size_t size, ui
 			if (r < 4)
 				continue;
 			memcpy(&tag, buf, 4);
-			if (tag == UDP_TAG_END)
-				break;
-			if (tag == UDP_TAG_MARK && (size_t)r == sizeof(struct udp_mark)) {
+			if ((tag == UDP_TAG_END || tag == UDP_TAG_MARK) &&
+			    (size_t)r == sizeof(struct udp_mark)) {
 				struct udp_mark m;
 
 				memcpy(&m, buf, sizeof(m));
+				if (m.run != run)
+					continue; /* an earlier run's */
+				if (tag == UDP_TAG_END)
+					break;
 				if (m.burst >= last) {
 					last = m.burst;
 					m.bytes = got;
