@@ -225,10 +225,10 @@ struct rmpp_txent {
 	struct rmpp_txmsg *msg; /* EAGER_*, RTS, RDATA */
 };
 
-/* An out-of-order or not-yet-consumed packet copy. */
-/* A packet received ahead of a hole.  Most are RDATA of a message whose
- * buffer is known: their bytes are placed at once and the slot keeps only
- * what the in-order pass needs (placed; buf points to rmpp_slot_placed). */
+/* A packet received but not consumed yet: ahead of a hole, or behind a
+ * deferred header.  Out-of-order RDATA of a message whose buffer is known is
+ * placed at once and the slot keeps only what the in-order pass needs
+ * (placed; buf points to rmpp_slot_placed); anything else is a copy. */
 struct rmpp_rxslot {
 	uint8_t *buf; /* the frame, or &rmpp_slot_placed */
 	uint32_t len;
