@@ -791,6 +791,19 @@ static double udp_stream_run(struct pb_ctx *c, int s, char *buf, size_t size, ui
 	return mbs;
 }
 
+/* Collective: rank 0's figure (the stream's goodput is known to the sender
+ * only), on both ranks. */
+static double rank0_figure(struct pb_ctx *c, double v)
+{
+	uint64_t bits = 0;
+
+	memcpy(&bits, &v, sizeof(bits));
+	c->ctrl->barrier(c, bits, &bits);
+	if (c->rank == 1)
+		memcpy(&v, &bits, sizeof(v));
+	return v;
+}
+
 /* Bytes per stream run: enough to reach steady state, bounded in count for
  * small messages. */
 static uint64_t udp_stream_bytes(const struct pb_ctx *c, size_t size)
@@ -815,7 +828,6 @@ static char udp_bw_note_buf[480] = "raw UDP stream";
 static void udp_bw_gso_measure(struct pb_ctx *c, int s, char *buf, size_t size)
 {
 	double best = 0;
-	uint64_t bits = 0;
 
 	c->udp_bw_gso_mbs = NAN;
 	c->udp_bw_gso_size = size;
@@ -826,10 +838,7 @@ static void udp_bw_gso_measure(struct pb_ctx *c, int s, char *buf, size_t size)
 			if (v > best)
 				best = v;
 		}
-		memcpy(&bits, &best, sizeof(bits));
-		c->ctrl->barrier(c, bits, &bits);
-		if (c->rank == 1)
-			memcpy(&best, &bits, sizeof(best));
+		best = rank0_figure(c, best);
 		c->udp_bw_gso_mbs = best > 0 ? best : NAN;
 	}
 	snprintf(
@@ -876,12 +885,7 @@ static void udp_bw_measure(struct pb_ctx *c)
 			if (v > best)
 				best = v;
 		}
-		uint64_t bits = 0;
-
-		memcpy(&bits, &best, sizeof(bits));
-		c->ctrl->barrier(c, bits, &bits);
-		if (c->rank == 1)
-			memcpy(&best, &bits, sizeof(best));
+		best = rank0_figure(c, best);
 		c->udp_bw_sizes[k] = sizes[k];
 		c->udp_bw_mbs[k] = best;
 		c->udp_bw_n = k + 1;
@@ -893,7 +897,6 @@ static void udp_bw_measure(struct pb_ctx *c)
 /* One more run, interleaved with a test's repetitions (struct pb_ref). */
 static void udp_bw_again(struct pb_ctx *c, enum pb_kind kind, size_t size)
 {
-	uint64_t bits = 0;
 	double v;
 	char *buf;
 	int k;
@@ -907,10 +910,7 @@ static void udp_bw_again(struct pb_ctx *c, enum pb_kind kind, size_t size)
 	udp_timeout(c->udp_sock, 0.05);
 	v = udp_stream_run(c, c->udp_sock, buf, size, udp_stream_bytes(c, size), 0);
 	free(buf);
-	memcpy(&bits, &v, sizeof(bits));
-	c->ctrl->barrier(c, bits, &bits);
-	if (c->rank == 1)
-		memcpy(&v, &bits, sizeof(v));
+	v = rank0_figure(c, v);
 	if (v > c->udp_bw_mbs[k])
 		c->udp_bw_mbs[k] = v;
 }

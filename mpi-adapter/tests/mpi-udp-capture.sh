@@ -30,46 +30,18 @@ lo_port=$((base + 1))
 hi_port=$((base + 4160))
 build_mpi_prog bigxfer
 
-tcpdump_pid=""
-stop_tcpdump() {
-	if [ -n "$tcpdump_pid" ]; then
-		# SIGINT ends tcpdump at once, losing what is still in the kernel
-		# ring: first let it drain (-U writes every packet; stop once the
-		# file has not grown for a second, 60 s at most)
-		last=-1 same=0 i=0
-		while [ $same -lt 2 ] && [ $i -lt 120 ]; do
-			sz=$(stat -c %s "$TMPD/cap.pcap" 2>/dev/null || echo 0)
-			if [ "$sz" = "$last" ]; then same=$((same + 1)); else same=0; fi
-			last=$sz i=$((i + 1))
-			sleep 0.5
-		done
-		kill -INT "$tcpdump_pid" 2>/dev/null || true
-		wait "$tcpdump_pid" 2>/dev/null || true
-		tcpdump_pid=""
-	fi
-}
-trap 'stop_tcpdump; rm -rf "$TMPD"' EXIT
+. "$P3_SRCDIR/tools/capture/capture.sh"
+trap 'cap_stop "$TMPD/cap.pcap"; rm -rf "$TMPD"' EXIT
 trap 'exit 1' INT TERM HUP
 
-# -U: written packet by packet (see stop_tcpdump).
-# tcpdump drops privileges to user tcpdump by default: -Z root keeps the file
-# writable in our private directory.  -B: 32 MiB kernel buffer (2 cores,
-# other jobs running: the default 2 MiB can overflow at loopback rates).
-"$TCPDUMP" -i lo -n -U -s 256 -B 32768 -Z root -w "$TMPD/cap.pcap" \
-	"udp and portrange $lo_port-$hi_port" >"$TMPD/tcpdump.out" 2>&1 &
-tcpdump_pid=$!
-i=0
-until grep -qs 'listening on' "$TMPD/tcpdump.out"; do
-	kill -0 "$tcpdump_pid" 2>/dev/null || { cat "$TMPD/tcpdump.out"; tcpdump_pid=""; fail "tcpdump did not start"; }
-	i=$((i + 1))
-	[ $i -lt 300 ] || { cat "$TMPD/tcpdump.out"; fail "tcpdump not listening after 30 s"; }
-	sleep 0.1
-done
+# -B: 32 MiB kernel buffer (2 cores, other jobs running: the default 2 MiB
+# can overflow at loopback rates).
+cap_start lo "$TMPD/cap.pcap" 256 32768 "udp and portrange $lo_port-$hi_port"
 
 P3_RMPP_GSO=0 "$P3MPIRUN" -n 2 --nal udp --counters --timeout 300 "$TMPD/bigxfer" "$TOTAL" 4194304 \
 	>"$TMPD/out" 2>&1 || { cat "$TMPD/out"; fail "bigxfer over udp exited non-zero"; }
-stop_tcpdump
-cat "$TMPD/tcpdump.out"
+cap_stop "$TMPD/cap.pcap"
+cat "$TMPD/cap.pcap.log"
 grep 'bigxfer:\|ptl3 counters' "$TMPD/out"
 grep -q 'bigxfer: OK' "$TMPD/out" || { cat "$TMPD/out"; fail "bigxfer data not verified"; }
 
@@ -81,7 +53,7 @@ if grep 'ptl3 counters' "$TMPD/out" | grep -qv 'portals_drop_count 0 '; then
 fi
 
 # the capture: complete (no kernel drops)
-dropped=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel.*/\1/p' "$TMPD/tcpdump.out")
+dropped=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel.*/\1/p' "$TMPD/cap.pcap.log")
 [ -n "$dropped" ] || fail "no 'dropped by kernel' line from tcpdump"
 [ "$dropped" -eq 0 ] || fail "tcpdump: $dropped packets dropped by kernel (raise -B)"
 

@@ -19,41 +19,18 @@ for f in "$B/tools/ptlrun/ptlrun" "$B/bench/ptlbench/ptlbench"; do
 	[ -x "$f" ] || fail "$f not built"
 done
 TMPD=$(mktemp -d /tmp/p3-gso.XXXXXX)
-tcpdump_pid=""
-stop_tcpdump() {
-	[ -n "$tcpdump_pid" ] || return 0
-	# let -U drain what the kernel ring still holds (file stable for 1 s)
-	last=-1 same=0 i=0
-	while [ $same -lt 2 ] && [ $i -lt 60 ]; do
-		sz=$(stat -c %s "$TMPD/cap.pcap" 2>/dev/null || echo 0)
-		if [ "$sz" = "$last" ]; then same=$((same + 1)); else same=0; fi
-		last=$sz i=$((i + 1))
-		sleep 0.5
-	done
-	kill -INT "$tcpdump_pid" 2>/dev/null || true
-	wait "$tcpdump_pid" 2>/dev/null || true
-	tcpdump_pid=""
-}
-trap 'stop_tcpdump; rm -rf "$TMPD"' EXIT
+. "$(dirname "$0")/capture.sh"
+trap 'cap_stop "$TMPD/cap.pcap"; rm -rf "$TMPD"' EXIT
 trap 'exit 1' INT TERM HUP
 
 base=${P3_RMPP_BASE_PORT:-21000}
 export P3_RMPP_BASE_PORT="$base"
-"$TCPDUMP" -i lo -n -U -s 0 -B 65536 -Z root -w "$TMPD/cap.pcap" \
-	"udp and portrange $base-$((base + 4160))" >"$TMPD/tcpdump.out" 2>&1 &
-tcpdump_pid=$!
-i=0
-until grep -qs 'listening on' "$TMPD/tcpdump.out"; do
-	kill -0 "$tcpdump_pid" 2>/dev/null || { cat "$TMPD/tcpdump.out"; tcpdump_pid=""; fail "tcpdump did not start"; }
-	i=$((i + 1))
-	[ $i -lt 300 ] || fail "tcpdump not listening after 30 s"
-	sleep 0.1
-done
+cap_start lo "$TMPD/cap.pcap" 0 65536 "udp and portrange $base-$((base + 4160))"
 P3_RMPP_GSO=1 timeout 120 "$B/tools/ptlrun/ptlrun" -n 2 --nal udp "$B/bench/ptlbench/ptlbench" \
 	-t bw -m 1M:1M -w 8 -i 2 -x 1 --no-ref >"$TMPD/out" 2>&1 || { cat "$TMPD/out"; fail "ptlbench failed"; }
-stop_tcpdump
-cat "$TMPD/tcpdump.out"
-dropped=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel.*/\1/p' "$TMPD/tcpdump.out")
+cap_stop "$TMPD/cap.pcap"
+cat "$TMPD/cap.pcap.log"
+dropped=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel.*/\1/p' "$TMPD/cap.pcap.log")
 [ "${dropped:-x}" = 0 ] || fail "tcpdump: ${dropped:-?} packets dropped by kernel: the capture is incomplete"
 "$PTLDUMP" -q -r "$TMPD/cap.pcap" >"$TMPD/summary" 2>&1 || { cat "$TMPD/summary"; fail "ptldump failed"; }
 cat "$TMPD/summary"
