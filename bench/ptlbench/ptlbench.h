@@ -78,8 +78,12 @@ struct pb_ref {
 
 struct pb_ctx {
 	struct pb_opts o;
-	int rank;
+	int rank;		/* role in my pair: 0 (reports) or 1 */
 	int nranks;
+	int world_rank;		/* rank in the job */
+	int npairs;		/* nranks / 2 pairs measure at once */
+	int pair;		/* my pair: ranks pair and pair + npairs */
+	unsigned int partner;	/* the other rank of my pair */
 	ptl_jid_t jid;
 	const struct pb_ctrl_ops *ctrl;
 

@@ -175,7 +175,12 @@ void pb_seg_attach(struct pb_ctx *c)
 {
 	if (c->seg)
 		return;
-	snprintf(c->seg_name, sizeof(c->seg_name), "/ptlbench-%u-%u", (unsigned)getuid(), (unsigned)c->jid);
+	if (c->pair > 0)
+		snprintf(c->seg_name, sizeof(c->seg_name), "/ptlbench-%u-%u-%d", (unsigned)getuid(),
+			 (unsigned)c->jid, c->pair);
+	else
+		snprintf(c->seg_name, sizeof(c->seg_name), "/ptlbench-%u-%u", (unsigned)getuid(),
+			 (unsigned)c->jid);
 	if (c->rank == 0)
 		seg_create(c);
 	else

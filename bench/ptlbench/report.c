@@ -19,6 +19,10 @@ static void header_lines(struct pb_ctx *c, const struct pb_table *t, const char 
 	if (c->cpus[0])
 		printf("# cpus: %s  load: %.2f (1-min average at start; > 0.5 means other busy processes)\n",
 		       c->cpus, c->load[0]);
+	if (c->npairs > 1)
+		printf("# ranks: %d, %d pairs measured at once (rank r with rank r+%d); figures of ranks 0 "
+		       "and %d\n",
+		       c->nranks, c->npairs, c->npairs, c->npairs);
 	for (; extra && *extra; extra++)
 		printf("# %s\n", *extra);
 	if (t->ref)

@@ -7,7 +7,8 @@
  *   P3_RMPP_BASE_PORT  UDP port of pid 0 (default 21000): port = base + pid
  *   P3_RMPP_IFNAME     ether: interface (default "lo")
  *   P3_RMPP_ADDR       this node's IPv4 address when no runtime nid map is
- *                      given (udp default 127.0.0.1; ether: the interface's)
+ *                      given (default: the address of P3_RMPP_IFNAME for ether,
+ *                      and for udp when P3_RMPP_IFNAME is set; else 127.0.0.1)
  */
 #include "rmpp_nal.h"
 
@@ -69,7 +70,10 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 			return -EINVAL;
 		}
 		nid = ntohl(in.s_addr);
-	} else if (link == RMPP_LINK_ETHER && iface_ipv4(rn->rn_ifname, &nid) != 0) {
+	} else if ((link == RMPP_LINK_ETHER || getenv("P3_RMPP_IFNAME")) &&
+		   iface_ipv4(rn->rn_ifname, &nid) != 0) {
+		/* udp with P3_RMPP_IFNAME (a PMI launch: one environment for every
+		 * node, the maps are exchanged after init) binds the interface's */
 		nid = 0x7f000001u;
 	}
 	int pid_any = args->requested_pid == PTL_PID_ANY;

@@ -264,12 +264,6 @@ int p3_pmi_open_fd(struct p3_pmi *pmi, int fd, int rank, int size, int timeout_m
 	return pmi_handshake(pmi, err, errlen);
 }
 
-int p3_pmi_env_present(void)
-{
-	return (getenv("PMI_FD") && getenv("PMI_RANK") && getenv("PMI_SIZE")) ||
-	       (getenv("PMI_PORT") && getenv("PMI_ID"));
-}
-
 static int pmi_env_int(const char *var, int *out_p, char *err, size_t errlen)
 {
 	const char *s = getenv(var);

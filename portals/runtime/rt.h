@@ -73,10 +73,6 @@ struct p3_pmi {
 	char pm_in[P3_PMI_LINE_MAX];
 };
 
-/* 1 if the environment describes a PMI-1 job (PMI_FD + PMI_RANK + PMI_SIZE,
- * or PMI_PORT + PMI_ID as hydra's -pmi-port sets them). */
-P3_RT_HIDDEN int p3_pmi_env_present(void);
-
 /* Connect as the environment says (PMI_FD, or PMI_PORT with the PMI_ID
  * handshake), then init, get_maxes, get_my_kvsname.  Timeout from
  * P3_RUNTIME_PMI_TIMEOUT (seconds, default 120).  0 or -1 (err filled). */
@@ -95,6 +91,68 @@ P3_RT_HIDDEN int p3_pmi_get(struct p3_pmi *pmi, const char *key, char *value, si
                             char *err, size_t errlen);
 /* Send finalize (once) and close the descriptor. */
 P3_RT_HIDDEN void p3_pmi_close(struct p3_pmi *pmi);
+
+/* ---- pmi_session.c, pmi2.c, pmix.c ------------------------------------ */
+
+/* One PMI conversation with the launcher, whichever PMI it speaks: PMI-1
+ * (pmi.c, our client of the wire protocol hydra serves), PMI-2 (Slurm's
+ * libpmi2) or PMIx (OpenPMIx's libpmix).  The two libraries are loaded with
+ * dlopen when a launcher asks for them, not linked: a program started by
+ * ptlrun or hydra never loads libpmix (and its libevent, hwloc, munge), and
+ * their PMI2_ and PMIx_ symbols never meet MPICH's own PMI in one process. */
+struct p3_pmi_session;
+
+struct p3_pmi_ops {
+	const char *name; /* "PMI-1", "PMI-2", "PMIx" */
+	/* Start the session: fills ps_rank, ps_size, ps_kvsname. */
+	int (*open)(struct p3_pmi_session *s, char *err, size_t errlen);
+	/* Publish key=value (visible to the others after fence). */
+	int (*put)(struct p3_pmi_session *s, const char *key, const char *value, char *err,
+	           size_t errlen);
+	/* Commit what was put and wait for every rank (a collective). */
+	int (*fence)(struct p3_pmi_session *s, char *err, size_t errlen);
+	/* Value of key, put by rank src; at most vallen - 1 bytes plus a NUL. */
+	int (*get)(struct p3_pmi_session *s, int src, const char *key, char *value, size_t vallen,
+	           char *err, size_t errlen);
+	/* Finalize (by the process that opened it) and release. */
+	void (*close)(struct p3_pmi_session *s);
+};
+
+struct p3_pmi_session {
+	const struct p3_pmi_ops *ps_ops;
+	int ps_rank;
+	int ps_size;
+	char ps_kvsname[P3_PMI_KVSNAME_MAX]; /* kvsname / PMI-2 job id / PMIx nspace */
+	struct p3_pmi ps_pmi1;               /* PMI-1 only */
+	void *ps_lib;                        /* PMI-2/PMIx: the dlopen handle */
+	void *ps_priv;                       /* PMI-2/PMIx: the library's entry points */
+};
+
+/* Which PMI the launcher provides, from its environment (the launcher's
+ * own choice is taken):
+ *   P3_PMI=pmi1|pmi2|pmix|none   forces one (or none);
+ *   PMIX_NAMESPACE + PMIX_RANK   PMIx (srun --mpi=pmix, prterun ...);
+ *   SLURM_MPI_TYPE=pmi2 + PMI_FD PMI-2 (srun --mpi=pmi2);
+ *   PMI_FD/PMI_RANK/PMI_SIZE or PMI_PORT/PMI_ID   PMI-1 (hydra's mpiexec).
+ * Returns the backend, or NULL: *err empty when the environment names no
+ * PMI, a message when it names one this build cannot speak. */
+P3_RT_HIDDEN const struct p3_pmi_ops *p3_pmi_detect(char *err, size_t errlen);
+
+P3_RT_HIDDEN extern const struct p3_pmi_ops p3_pmi1_ops;
+#ifdef HAVE_PMI2
+P3_RT_HIDDEN extern const struct p3_pmi_ops p3_pmi2_ops;
+#endif
+#ifdef HAVE_PMIX
+P3_RT_HIDDEN extern const struct p3_pmi_ops p3_pmix_ops;
+#endif
+
+/* dlopen `soname` (RTLD_LOCAL) and resolve the n names into fns[]; 0, or
+ * -1 with err saying what is missing (nothing left open then). */
+P3_RT_HIDDEN int p3_pmi_dlopen(const char *what, const char *soname, const char *const *names,
+                               void **fns, size_t n, void **lib_p, char *err, size_t errlen);
+
+/* Name of the PMI the runtime talks to ("PMI-2"), or NULL if none. */
+P3_RT_HIDDEN const char *p3_rt_pmi_name(void);
 
 /* ---- runtime.c ------------------------------------------------------ */
 

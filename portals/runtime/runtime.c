@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* runtime.c - resolves the job runtime (rank, size, rank -> nid/pid maps,
  * job id) from, in order of precedence: values set through the p3rt.h
- * calls, the PTL_* launcher environment (env.c), and PMI-1 (pmi.c).
+ * calls, the PTL_* launcher environment (env.c), and the launcher's PMI:
+ * PMI-1 (pmi.c), PMI-2 (pmi2.c) or PMIx (pmix.c), chosen by pmi_session.c.
  *
  * PMI is consulted only after the application asked for the environment
  * with PtlSetRank(..., -1, -1): a program that merely opens an NI under
- * mpiexec (the MPICH adapter inside an MPI program, whose PMI session
- * belongs to MPICH) must not start a second PMI conversation on PMI_FD.
+ * mpiexec or srun (the MPICH adapter inside an MPI program, whose PMI
+ * session belongs to MPICH) must not start a second PMI conversation.
  *
  * Map arrays handed out through p3_runtime_get() stay valid until
  * p3_runtime_reset(): replaced arrays are retired, not freed. */
@@ -39,7 +40,7 @@ static struct p3_rt_env rt_env;
 static int rt_pmi_wanted;  /* PtlSetRank(.., -1, -1) was called */
 static int rt_pmi_open;    /* rt_pmi is a live session (kept across reset) */
 static pid_t rt_pmi_owner; /* the process that opened it (not a fork child) */
-static struct p3_pmi rt_pmi;
+static struct p3_pmi_session rt_pmi;
 static unsigned int rt_xgen; /* exchanges done by this process (key suffix) */
 static ptl_nid_t *rt_xnid;   /* maps from the PMI exchange */
 static ptl_pid_t *rt_xpid;
@@ -104,8 +105,8 @@ static int rt_resolve_locked(char *err, size_t errlen)
 		r.rank = (int)rt_env.re_rank;
 		r.nranks = (int)rt_env.re_nranks;
 	} else if (rt_pmi_open) {
-		r.rank = rt_pmi.pm_rank;
-		r.nranks = rt_pmi.pm_size;
+		r.rank = rt_pmi.ps_rank;
+		r.nranks = rt_pmi.ps_size;
 	}
 	if (r.rank >= 0) {
 		unsigned int n = (unsigned int)r.nranks;
@@ -127,7 +128,7 @@ static int rt_resolve_locked(char *err, size_t errlen)
 		if (rt_env.re_present && rt_env.re_nranks == n) {
 			r.nidmap = rt_env.re_nidmap;
 			r.pidmap = rt_env.re_pidmap;
-		} else if (rt_pmi_open && (unsigned int)rt_pmi.pm_size == n) {
+		} else if (rt_pmi_open && (unsigned int)rt_pmi.ps_size == n) {
 			r.nidmap = rt_xnid;
 			r.pidmap = rt_xpid;
 			from_pmi = 1;
@@ -147,7 +148,7 @@ static int rt_resolve_locked(char *err, size_t errlen)
 	else if (rt_env.re_have_jid)
 		r.jid = rt_env.re_jid;
 	else if (rt_pmi_open)
-		r.jid = rt_hash_jid(rt_pmi.pm_kvsname);
+		r.jid = rt_hash_jid(rt_pmi.ps_kvsname);
 	rt_cur = r;
 	return 0;
 }
@@ -159,7 +160,7 @@ static void rt_atexit(void)
 		return;
 	/* a forked child shares the descriptor: only the owner finalizes */
 	if (rt_pmi_open && rt_pmi_owner == getpid()) {
-		p3_pmi_close(&rt_pmi);
+		rt_pmi.ps_ops->close(&rt_pmi);
 		rt_pmi_open = 0;
 	}
 	pthread_mutex_unlock(&rt_lock);
@@ -184,8 +185,18 @@ static int rt_load_locked(int reread)
 		rt_env = env;
 		rt_env_loaded = 1;
 	}
-	if (rt_pmi_wanted && !rt_pmi_open && !rt_env.re_present && p3_pmi_env_present()) {
-		if (p3_pmi_open_env(&rt_pmi, err, sizeof(err)) != 0) {
+	if (rt_pmi_wanted && !rt_pmi_open && !rt_env.re_present) {
+		const struct p3_pmi_ops *ops = p3_pmi_detect(err, sizeof(err));
+
+		if (!ops && err[0]) {
+			rt_err(err);
+			return -1;
+		}
+		if (!ops)
+			goto resolve;
+		memset(&rt_pmi, 0, sizeof(rt_pmi));
+		rt_pmi.ps_ops = ops;
+		if (ops->open(&rt_pmi, err, sizeof(err)) != 0) {
 			rt_err(err);
 			return -1;
 		}
@@ -194,6 +205,7 @@ static int rt_load_locked(int reread)
 		if (!atexit_done && atexit(rt_atexit) == 0)
 			atexit_done = 1;
 	}
+resolve:
 	if (rt_resolve_locked(err, sizeof(err)) != 0) {
 		rt_err(err);
 		return -1;
@@ -219,18 +231,18 @@ const struct p3_runtime *p3_runtime_get(void)
 /* Fetch and parse every rank's "nid:pid". */
 static int rt_exchange_locked(ptl_process_id_t my_id, char *err, size_t errlen)
 {
-	unsigned int n = (unsigned int)rt_pmi.pm_size, i;
+	const struct p3_pmi_ops *ops = rt_pmi.ps_ops;
+	unsigned int n = (unsigned int)rt_pmi.ps_size, i;
 	char key[64], val[64];
 	ptl_nid_t *nid;
 	ptl_pid_t *pid;
 
 	if (rt_xgen == 0)
-		snprintf(key, sizeof(key), "p3id-%d", rt_pmi.pm_rank);
+		snprintf(key, sizeof(key), "p3id-%d", rt_pmi.ps_rank);
 	else
-		snprintf(key, sizeof(key), "p3id-%d-%u", rt_pmi.pm_rank, rt_xgen);
+		snprintf(key, sizeof(key), "p3id-%d-%u", rt_pmi.ps_rank, rt_xgen);
 	snprintf(val, sizeof(val), "%u:%u", my_id.nid, my_id.pid);
-	if (p3_pmi_put(&rt_pmi, key, val, err, errlen) != 0 ||
-	    p3_pmi_barrier(&rt_pmi, err, errlen) != 0)
+	if (ops->put(&rt_pmi, key, val, err, errlen) != 0 || ops->fence(&rt_pmi, err, errlen) != 0)
 		return -1;
 	nid = calloc(n, sizeof(*nid));
 	pid = calloc(n, sizeof(*pid));
@@ -246,7 +258,7 @@ static int rt_exchange_locked(ptl_process_id_t my_id, char *err, size_t errlen)
 			snprintf(key, sizeof(key), "p3id-%u", i);
 		else
 			snprintf(key, sizeof(key), "p3id-%u-%u", i, rt_xgen);
-		if (p3_pmi_get(&rt_pmi, key, val, sizeof(val), err, errlen) != 0)
+		if (ops->get(&rt_pmi, (int)i, key, val, sizeof(val), err, errlen) != 0)
 			goto free_maps;
 		colon = strchr(val, ':');
 		if (!colon)
@@ -431,4 +443,15 @@ int p3_rt_rank_id(unsigned int rank, ptl_process_id_t *id)
 	}
 	pthread_mutex_unlock(&rt_lock);
 	return rc;
+}
+
+const char *p3_rt_pmi_name(void)
+{
+	const char *name = NULL;
+
+	pthread_mutex_lock(&rt_lock);
+	if (rt_pmi_open)
+		name = rt_pmi.ps_ops->name;
+	pthread_mutex_unlock(&rt_lock);
+	return name;
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* pmi_probe.c - the runtime's PMI bootstrap under a real launcher (hydra's
- * mpiexec), without the rest of the library: PtlSetRank(-1, -1), exchange
+ * mpiexec; srun with PMI-2 or PMIx), without the rest of the library: PtlSetRank(-1, -1), exchange
  * a made-up id {1000 + rank, 2000 + rank}, check every rank's id, twice
  * (with p3_runtime_reset in between, as PtlFini + PtlInit would).
  * Prints "probe: rank R of N jid J round K ok" per round; exit 0 on success. */
 #include "config.h"
 
+#include "rt.h"
 #include "rt_stubs.h"
 #include "runtime.h"
 
@@ -44,7 +45,8 @@ static int round_trip(int round)
 			return -1;
 		}
 	}
-	printf("probe: rank %u of %u jid %u round %d ok\n", rank, size, jid, round);
+	printf("probe: rank %u of %u jid %u via %s round %d ok\n", rank, size, jid,
+	       p3_rt_pmi_name() ? p3_rt_pmi_name() : "none", round);
 	fflush(stdout);
 	return 0;
 }

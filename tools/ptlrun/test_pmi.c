@@ -215,8 +215,11 @@ static int fake_start(struct fake *f, struct fake_client *c, int rank, pthread_t
 static void clear_env(void)
 {
 	static const char *const vars[] = {
-	    "PTL_MY_RID", "PTL_NIDMAP", "PTL_PIDMAP", "PTL_MY_JID", "PMI_FD",
-	    "PMI_RANK",   "PMI_SIZE",   "PMI_PORT",   "PMI_ID",     "P3_RUNTIME_PMI_TIMEOUT"};
+	    "PTL_MY_RID", "PTL_NIDMAP",     "PTL_PIDMAP",
+	    "PTL_MY_JID", "PMI_FD",         "PMI_RANK",
+	    "PMI_SIZE",   "PMI_PORT",       "PMI_ID",
+	    "PMI_JOBID",  "SLURM_MPI_TYPE", "PMIX_NAMESPACE",
+	    "PMIX_RANK",  "P3_PMI",         "P3_RUNTIME_PMI_TIMEOUT"};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
@@ -573,6 +576,56 @@ START_TEST(runtime_pmi_port)
 }
 END_TEST
 
+/* Which PMI the environment names: the launcher's own choice. */
+static const struct {
+	const char *env[12]; /* name, value pairs, NULL */
+	const char *want;    /* backend name, "" for none, NULL for an error */
+} detect_cases[] = {
+    {{NULL}, ""},
+    {{"PMI_FD", "5", "PMI_RANK", "0", "PMI_SIZE", "2", NULL}, "PMI-1"},
+    {{"PMI_PORT", "h:1", "PMI_ID", "0", NULL}, "PMI-1"},
+    /* Slurm's pmi2 plugin: PMI_FD as hydra's, plus the step's type and PMI_JOBID */
+    {{"PMI_FD", "5", "PMI_RANK", "0", "PMI_SIZE", "2", "SLURM_MPI_TYPE", "pmi2", NULL}, "PMI-1"},
+#ifdef HAVE_PMI2
+    {{"PMI_FD", "5", "PMI_JOBID", "7.0", "SLURM_MPI_TYPE", "pmi2", NULL}, "PMI-2"},
+    {{"P3_PMI", "pmi2", NULL}, "PMI-2"},
+#else
+    {{"PMI_FD", "5", "PMI_JOBID", "7.0", "SLURM_MPI_TYPE", "pmi2", NULL}, NULL},
+#endif
+#ifdef HAVE_PMIX
+    {{"PMIX_NAMESPACE", "ns", "PMIX_RANK", "0", "PMI_FD", "5", NULL}, "PMIx"},
+    {{"P3_PMI", "pmix", NULL}, "PMIx"},
+#else
+    {{"PMIX_NAMESPACE", "ns", "PMIX_RANK", "0", NULL}, NULL},
+#endif
+    {{"P3_PMI", "pmi1", NULL}, "PMI-1"},
+    {{"P3_PMI", "none", "PMI_FD", "5", "PMI_RANK", "0", "PMI_SIZE", "2", NULL}, ""},
+    {{"P3_PMI", "pmi3", NULL}, NULL},
+};
+
+START_TEST(detect_launcher_pmi)
+{
+	const struct p3_pmi_ops *ops;
+	char err[P3_RT_ERRLEN];
+
+	clear_env();
+	for (int k = 0; detect_cases[_i].env[k]; k += 2)
+		setenv(detect_cases[_i].env[k], detect_cases[_i].env[k + 1], 1);
+	ops = p3_pmi_detect(err, sizeof(err));
+	if (!detect_cases[_i].want) {
+		ck_assert_ptr_null(ops);
+		ck_assert_msg(err[0] != '\0', "case %d: an error message", _i);
+	} else if (detect_cases[_i].want[0] == '\0') {
+		ck_assert_ptr_null(ops);
+		ck_assert_msg(err[0] == '\0', "case %d: no PMI is not an error: %s", _i, err);
+	} else {
+		ck_assert_msg(ops != NULL, "case %d: %s", _i, err);
+		ck_assert_str_eq(ops->name, detect_cases[_i].want);
+	}
+	clear_env();
+}
+END_TEST
+
 static Suite *pmi_suite(void)
 {
 	Suite *s = suite_create("runtime-pmi");
@@ -582,6 +635,8 @@ static Suite *pmi_suite(void)
 	tcase_add_loop_test(tc, client_two_ranks, 0, 2);
 	tcase_add_loop_test(tc, client_failures, 0, (int)(sizeof(failures) / sizeof(failures[0])));
 	tcase_add_test(tc, client_wrong_version);
+	tcase_add_loop_test(tc, detect_launcher_pmi, 0,
+	                    (int)(sizeof(detect_cases) / sizeof(detect_cases[0])));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("runtime");
 	tcase_set_timeout(tc, 20);
