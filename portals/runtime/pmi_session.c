@@ -72,7 +72,7 @@ static const struct p3_pmi_ops *want_pmix(char *err, size_t errlen)
 	return &p3_pmix_ops;
 #else
 	snprintf(err, errlen,
-	         "the launcher speaks PMIx (PMIX_NAMESPACE is set) but this libportals3 was "
+	         "PMIx was asked for (PMIX_NAMESPACE or P3_PMI=pmix) but this libportals3 was "
 	         "built without PMIx (install libpmix-dev and run configure again)");
 	return NULL;
 #endif
@@ -86,7 +86,8 @@ static const struct p3_pmi_ops *want_pmi2(char *err, size_t errlen)
 	return &p3_pmi2_ops;
 #else
 	snprintf(err, errlen,
-	         "the launcher speaks PMI-2 (SLURM_MPI_TYPE=pmi2) but this libportals3 was built "
+	         "PMI-2 was asked for (SLURM_MPI_TYPE=pmi2 or P3_PMI=pmi2) but this libportals3 "
+	         "was built "
 	         "without PMI-2 (install libpmi2-0-dev and run configure again)");
 	return NULL;
 #endif
