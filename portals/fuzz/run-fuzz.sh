@@ -4,6 +4,7 @@
 #   hdr     p3_hdr_unpack, the Portals wire header (portals/hdr.c)
 #   envmap  PTL_NIDMAP/PTL_PIDMAP/PTL_MY_RID parsing (portals/runtime/env.c)
 #   pmi     the PMI-1 client fed a process manager's answers (runtime/pmi.c)
+#   shmring the shmem ring's record framing left by a hostile producer (nal/shmem/ring.c)
 # SECONDS (default 30) is split evenly between them.  Exits non-zero on a
 # crash, a sanitizer report or a property violation (reproducers kept in
 # WORKDIR/artifacts).  config.h comes from a configured build tree
@@ -17,7 +18,7 @@ bdir=${P3_BUILDDIR:-$top/build/default}
 work=${2:-$(mktemp -d /tmp/portals-fuzz.XXXXXX)}
 CC=${CC_FUZZ:-clang}
 [ -f "$bdir/config.h" ] || { echo "portals fuzz: no $bdir/config.h (run tools/build first)" >&2; exit 1; }
-each=$((secs / 3))
+each=$((secs / 4))
 [ "$each" -ge 1 ] || each=1
 fail=0
 run() { # name source...
@@ -41,6 +42,7 @@ run() { # name source...
 }
 run hdr "$here/fuzz_p3_hdr.c" "$top/portals/hdr.c"
 run envmap "$here/fuzz_rt_envmap.c" "$top/portals/runtime/env.c"
+run shmring "$here/fuzz_shm_ring.c" "$top/nal/shmem/ring.c" -I"$top/nal/shmem"
 run pmi "$here/fuzz_pmi.c" "$top/portals/runtime/pmi.c" "$top/portals/runtime/env.c"
 [ $fail -eq 0 ] && echo "portals fuzz: OK"
 exit $fail
