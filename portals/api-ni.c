@@ -28,6 +28,7 @@ int PtlInit(int *max_interfaces)
 {
 	if (!max_interfaces)
 		return PTL_SEGV;
+	p3_fork_init();
 	pthread_mutex_lock(&p3_api_lock);
 	atomic_fetch_add(&p3_api_refs, 1);
 	pthread_mutex_unlock(&p3_api_lock);

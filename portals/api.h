@@ -43,6 +43,9 @@ extern struct p3_api_ni p3_api_nis[P3_MAX_NIS];
 extern pthread_mutex_t p3_api_lock;
 extern _Atomic int p3_api_refs;
 
+/* Register the fork handlers (fork.c); idempotent, called by PtlInit. */
+void p3_fork_init(void);
+
 static inline int p3_api_up(void)
 {
 	return atomic_load_explicit(&p3_api_refs, memory_order_acquire) > 0;

@@ -40,6 +40,10 @@ int p3_runtime_exchange(ptl_process_id_t my_id);
 /* Forget everything (PtlFini of the last user). */
 void p3_runtime_reset(void);
 
+/* Held across fork() (portals/fork.c) so the child's copy is consistent. */
+void p3_runtime_fork_lock(void);
+void p3_runtime_fork_unlock(void);
+
 /* ---- provided by the core for the runtime ---- */
 /* 1 if PtlInit has been called (and not undone by PtlFini). */
 int p3_api_initialized(void);

@@ -168,6 +168,7 @@ static int ether_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
 			p->ring = NULL;
 			goto fail_errno;
 		}
+		madvise(p->ring, p->ring_len, MADV_DONTFORK); /* not a fork child's */
 	} else if (cfg->ether_ring) {
 		int ver = TPACKET_V3;
 		p->version = TPACKET_V3;
@@ -194,6 +195,7 @@ static int ether_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
 			p->ring = NULL;
 			goto fail_errno;
 		}
+		madvise(p->ring, p->ring_len, MADV_DONTFORK); /* not a fork child's */
 	}
 	p->bufsz = mtu + ETH_HDR + 64;
 	p->bufs = malloc(p->bufsz * p->batch);

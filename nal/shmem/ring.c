@@ -105,6 +105,11 @@ int shm_ring_peek(struct shm_ring *r, const struct shm_rec **rec, uint32_t *len)
 		if (avail > size)
 			return SHM_RING_CORRUPT;
 
+		/* records start on SHM_RING_ALIGN boundaries: an unaligned
+		 * position (a tail counter scribbled before we attached) would
+		 * put the header across the end of the ring (portals/fuzz) */
+		if (r->rg_pos % SHM_RING_ALIGN != 0)
+			return SHM_RING_CORRUPT;
 		uint32_t off = (uint32_t)r->rg_pos & (size - 1);
 		const volatile struct shm_rec *v =
 		    (const volatile struct shm_rec *)(r->rg_data + off);

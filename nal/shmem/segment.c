@@ -162,6 +162,8 @@ int shm_seg_create(struct shm_seg *seg, const char *name, const struct shm_seg_g
 		err = -errno;
 		goto err_unlink;
 	}
+	/* a forked child must never see its parent's rings (portals/fork.c) */
+	madvise(base, size, MADV_DONTFORK);
 
 	struct shm_seg_hdr *hdr = base;
 	/* The pid first: a concurrent creator checking staleness needs it. */
@@ -225,6 +227,7 @@ int shm_seg_open(struct shm_seg *seg, const char *name)
 		err = -errno;
 		goto err_close;
 	}
+	madvise(base, size, MADV_DONTFORK); /* as for our own segment */
 
 	/* Validate once: these fields are written before the magic and never
 	 * change afterwards; copy what we use so a later scribble cannot move

@@ -153,6 +153,16 @@ static int rt_resolve_locked(char *err, size_t errlen)
 	return 0;
 }
 
+void p3_runtime_fork_lock(void)
+{
+	pthread_mutex_lock(&rt_lock);
+}
+
+void p3_runtime_fork_unlock(void)
+{
+	pthread_mutex_unlock(&rt_lock);
+}
+
 static void rt_atexit(void)
 {
 	/* a thread stuck in a PMI call holds the lock: skip finalize then */
