@@ -36,7 +36,7 @@ static int nic_connect(struct myri_host *h)
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, MYRI_SOCK_FMT,
-			 (unsigned)getuid(), tag && *tag ? "-" : "", tag && *tag ? tag : "");
+	                 (unsigned)getuid(), tag && *tag ? "-" : "", tag && *tag ? tag : "");
 	socklen_t sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 	h->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (h->sock < 0)
@@ -44,9 +44,9 @@ static int nic_connect(struct myri_host *h)
 	if (connect(h->sock, (struct sockaddr *)&sa, sl) != 0) {
 		int rc = -errno;
 		p3_lib_log(h->lib, 0,
-			   "myrinet: no NIC at @%s (%s): start one with `mcpd &` (mcpd(8)) or run "
-			   "the job with `ptlrun --nal myrinet`",
-			   sa.sun_path + 1, strerror(-rc));
+		           "myrinet: no NIC at @%s (%s): start one with `mcpd &` (mcpd(8)) or run "
+		           "the job with `ptlrun --nal myrinet`",
+		           sa.sun_path + 1, strerror(-rc));
 		return rc == -ECONNREFUSED ? -ENODEV : rc;
 	}
 	return 0;
@@ -54,14 +54,17 @@ static int nic_connect(struct myri_host *h)
 
 static int nic_attach(struct myri_host *h, int memfd, uint32_t nid, uint32_t pid)
 {
-	struct myri_attach_req req = {.magic = MYRI_MAGIC, .version = MYRI_VERSION,
-				      .op = MYRI_CTL_ATTACH, .nid = nid, .pid = pid,
-				      .seg_size = sizeof(struct myri_seg)};
+	struct myri_attach_req req = {.magic = MYRI_MAGIC,
+	                              .version = MYRI_VERSION,
+	                              .op = MYRI_CTL_ATTACH,
+	                              .nid = nid,
+	                              .pid = pid,
+	                              .seg_size = sizeof(struct myri_seg)};
 	int fds[3] = {memfd, h->doorbell_fd, h->intr_fd};
 	char cbuf[CMSG_SPACE(sizeof(fds))];
 	struct iovec iov = {&req, sizeof(req)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
 	memset(cbuf, 0, sizeof(cbuf));
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	c->cmsg_level = SOL_SOCKET;
@@ -139,7 +142,7 @@ static uint32_t my_nid(struct p3_lib *lib, const struct p3_nal_init_args *args, 
 }
 
 static int myri_init(struct p3_lib *lib, const struct p3_nal_init_args *args,
-		     struct p3_nal_info *info, void **privp)
+                     struct p3_nal_info *info, void **privp)
 {
 	struct myri_host *h = calloc(1, sizeof(*h));
 	if (!h)
@@ -221,16 +224,16 @@ static void myri_destroy(void *priv)
 }
 
 const struct p3_nal_ops p3_nal_myrinet_ops = {
-	.size = sizeof(struct p3_nal_ops),
-	.name = "myrinet",
-	.iface = PTL_IFACE_MYRINET,
-	.init = myri_init,
-	.send = myri_send,
-	.recv = myri_recv,
-	.progress = myri_progress,
-	.wakeup = myri_wakeup,
-	.dist = myri_dist,
-	.status = myri_status,
-	.stop = myri_stop,
-	.destroy = myri_destroy,
+    .size = sizeof(struct p3_nal_ops),
+    .name = "myrinet",
+    .iface = PTL_IFACE_MYRINET,
+    .init = myri_init,
+    .send = myri_send,
+    .recv = myri_recv,
+    .progress = myri_progress,
+    .wakeup = myri_wakeup,
+    .dist = myri_dist,
+    .status = myri_status,
+    .stop = myri_stop,
+    .destroy = myri_destroy,
 };

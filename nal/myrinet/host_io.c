@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MYRI_FULL_WAIT_MS 2000 /* a command queue full this long: -EAGAIN */
-#define MYRI_SPIN_NS 20000     /* spin on the event queue before blocking */
+#define MYRI_FULL_WAIT_MS 2000  /* a command queue full this long: -EAGAIN */
+#define MYRI_SPIN_NS      20000 /* spin on the event queue before blocking */
 
 static uint64_t now_ns(void)
 {
@@ -37,8 +37,8 @@ static void reg_free(struct myri_host *h, uint32_t first, uint32_t n)
 
 /* Register the iov elements that hold [offset, offset + len) as one run of
  * consecutive entries with one fresh key; fills the run fields of cmd. */
-static int reg_run(struct myri_host *h, struct myri_cmd *cmd, const struct iovec *iov,
-		   size_t niov, uint64_t offset, uint64_t len)
+static int reg_run(struct myri_host *h, struct myri_cmd *cmd, const struct iovec *iov, size_t niov,
+                   uint64_t offset, uint64_t len)
 {
 	cmd->nreg = 0;
 	cmd->reg_first = 0;
@@ -155,7 +155,7 @@ static int drain_events_locked(struct myri_host *h);
 
 /* Post an operation that completes with an event: slot, run, command. */
 static int post_op_once(struct myri_host *h, struct p3_msg *msg, struct myri_cmd *cmd,
-		   const struct iovec *iov, size_t niov, uint64_t offset, uint64_t len)
+                        const struct iovec *iov, size_t niov, uint64_t offset, uint64_t len)
 {
 	if (atomic_load(&h->nic_dead) || h->stopped)
 		return -ENETDOWN;
@@ -179,7 +179,7 @@ static int post_op_once(struct myri_host *h, struct p3_msg *msg, struct myri_cmd
  * the events in (unless this thread is already doing so: LIB calls send()
  * from inside the event loop) and try again, for MYRI_FULL_WAIT_MS. */
 static int post_op(struct myri_host *h, struct p3_msg *msg, struct myri_cmd *cmd,
-		   const struct iovec *iov, size_t niov, uint64_t offset, uint64_t len)
+                   const struct iovec *iov, size_t niov, uint64_t offset, uint64_t len)
 {
 	uint64_t t0 = 0;
 	for (;;) {
@@ -201,7 +201,7 @@ static int post_op(struct myri_host *h, struct p3_msg *msg, struct myri_cmd *cmd
 }
 
 int myri_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const struct iovec *iov,
-	      size_t niov, uint64_t offset, uint64_t len)
+              size_t niov, uint64_t offset, uint64_t len)
 {
 	struct myri_host *h = priv;
 	struct myri_cmd cmd;
@@ -213,8 +213,8 @@ int myri_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const st
 	return post_op(h, msg, &cmd, iov, niov, offset, len);
 }
 
-int myri_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec *iov,
-	      size_t niov, uint64_t offset, uint64_t mlen, uint64_t rlen)
+int myri_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec *iov, size_t niov,
+              uint64_t offset, uint64_t mlen, uint64_t rlen)
 {
 	struct myri_host *h = priv;
 	struct myri_rx_ctx *ctx = nal_ctx;
@@ -244,11 +244,16 @@ int myri_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec 
 static ptl_ni_fail_t fail_kind(int status)
 {
 	switch (status) {
-	case 0: return PTL_NI_OK;
-	case -ETIMEDOUT: return PTL_NI_PEER_DEAD;
-	case -ECONNRESET: return PTL_NI_PEER_RESTARTED;
-	case -ECANCELED: return PTL_NI_UNLINKED;
-	default: return PTL_NI_FAIL;
+	case 0:
+		return PTL_NI_OK;
+	case -ETIMEDOUT:
+		return PTL_NI_PEER_DEAD;
+	case -ECONNRESET:
+		return PTL_NI_PEER_RESTARTED;
+	case -ECANCELED:
+		return PTL_NI_UNLINKED;
+	default:
+		return PTL_NI_FAIL;
 	}
 }
 
@@ -276,13 +281,14 @@ static void handle_event(struct myri_host *h, const struct myri_evt *e)
 		break;
 	case MYRI_EVT_REJECT:
 		p3_lib_log(h->lib, 1, "myrinet: the NIC rejected a command: %s",
-			   strerror(-e->status));
+		           strerror(-e->status));
 		__attribute__((fallthrough)); /* the operation fails */
 	case MYRI_EVT_TX_DONE:
 	case MYRI_EVT_RX_DONE:
 		if ((msg = slot_take(h, e->token)) != NULL)
 			p3_lib_finalize(h->lib, msg,
-					e->type == MYRI_EVT_REJECT ? PTL_NI_FAIL : fail_kind(e->status));
+			                e->type == MYRI_EVT_REJECT ? PTL_NI_FAIL
+			                                           : fail_kind(e->status));
 		break;
 	default:
 		p3_lib_log(h->lib, 1, "myrinet: unknown event type %u ignored", e->type);
@@ -340,7 +346,7 @@ static void nic_died(struct myri_host *h)
 	if (atomic_exchange(&h->nic_dead, 1))
 		return;
 	p3_lib_log(h->lib, 0, "myrinet: the NIC (mcpd pid %u) is gone; failing every operation",
-		   h->nic_ospid);
+	           h->nic_ospid);
 	atomic_store(&h->seg->nic_state, MYRI_NIC_FAILED);
 	myri_fail_all(h, PTL_NI_FAIL);
 }
@@ -363,7 +369,7 @@ static void check_nic(struct myri_host *h)
 static void wait_interrupt(struct myri_host *h, int timeout_ms)
 {
 	struct pollfd p[2] = {{.fd = h->intr_fd, .events = POLLIN},
-			      {.fd = h->sock, .events = POLLIN}};
+	                      {.fd = h->sock, .events = POLLIN}};
 	atomic_fetch_add(&h->seg->host_sleeping, 1); /* a count: several threads may block */
 	if (!events_pending(h) && poll(p, 2, timeout_ms) > 0) {
 		uint64_t v;

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #define MCPD_DEFAULT_BASE_PORT 23000
-#define MCPD_DEFAULT_SPIN_US 50
+#define MCPD_DEFAULT_SPIN_US   50
 
 static struct mcpd *g_nic;
 
@@ -39,7 +39,7 @@ static socklen_t sock_addr(struct sockaddr_un *sa, const char *tag)
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
 	int n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, MYRI_SOCK_FMT,
-			 (unsigned)getuid(), tag && *tag ? "-" : "", tag && *tag ? tag : "");
+	                 (unsigned)getuid(), tag && *tag ? "-" : "", tag && *tag ? tag : "");
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
@@ -77,9 +77,9 @@ static void print_counters(const struct mcpd *nic, FILE *out)
 		for (int i = 0; i < MYRI_NCOUNTERS; i++)
 			sum[i] += atomic_load(&ep->seg->counters[i]);
 	fprintf(out, "endpoints %llu\nattaches %llu\ndetaches %llu\nattach_rejected %llu\n",
-		(unsigned long long)nic->stats.endpoints, (unsigned long long)nic->stats.attaches,
-		(unsigned long long)nic->stats.detaches,
-		(unsigned long long)nic->stats.attach_rejected);
+	        (unsigned long long)nic->stats.endpoints, (unsigned long long)nic->stats.attaches,
+	        (unsigned long long)nic->stats.detaches,
+	        (unsigned long long)nic->stats.attach_rejected);
 	for (int i = 0; i < MYRI_NCOUNTERS; i++)
 		fprintf(out, "%s %llu\n", names[i], (unsigned long long)sum[i]);
 }
@@ -123,8 +123,8 @@ static void accept_one(struct mcpd *nic)
 	int fds[3] = {-1, -1, -1};
 	char cbuf[CMSG_SPACE(sizeof(fds))];
 	struct iovec iov = {&req, sizeof(req)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
 	memset(&req, 0, sizeof(req));
 	ssize_t n = poll(&pfd, 1, 1000) == 1 ? recvmsg(fd, &mh, MSG_CMSG_CLOEXEC) : -1;
 	struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
@@ -138,8 +138,8 @@ static void accept_one(struct mcpd *nic)
 		close(fd);
 		return;
 	}
-	struct myri_attach_rep rep = {.magic = MYRI_MAGIC, .version = MYRI_VERSION,
-				      .status = -EINVAL};
+	struct myri_attach_rep rep = {
+	    .magic = MYRI_MAGIC, .version = MYRI_VERSION, .status = -EINVAL};
 	struct mcpd_ep *ep = NULL;
 	if (n == (ssize_t)sizeof(req) && req.op == MYRI_CTL_ATTACH && nfds == 3) {
 		ep = mcpd_ep_attach(nic, fd, &req, fds, &rep.status);
@@ -284,8 +284,8 @@ static int query_counters(const char *tag)
 		fprintf(stderr, "mcpd: no NIC is running here (%s)\n", strerror(errno));
 		return 1;
 	}
-	struct myri_attach_req req = {.magic = MYRI_MAGIC, .version = MYRI_VERSION,
-				      .op = MYRI_CTL_COUNTERS};
+	struct myri_attach_req req = {
+	    .magic = MYRI_MAGIC, .version = MYRI_VERSION, .op = MYRI_CTL_COUNTERS};
 	char buf[2048];
 	ssize_t n = -1;
 	if (send(fd, &req, sizeof(req), 0) == (ssize_t)sizeof(req))
@@ -301,19 +301,20 @@ static int query_counters(const char *tag)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: mcpd [options]        run the emulated Myrinet NIC of this node\n"
-		"       mcpd --counters       print the running NIC's counters\n"
-		"  -n, --nic TAG         NIC name (default $P3_MYRI_NIC or none): the control\n"
-		"                        socket is @p3-mcpd-<uid>[-TAG], one per network namespace\n"
-		"  -p, --base-port N     UDP port of Portals pid 0 on the wire (default\n"
-		"                        $P3_MYRI_BASE_PORT or %d)\n"
-		"  -s, --spin-us N       spin this long after the last work before blocking\n"
-		"                        (default %d)\n"
-		"  -c, --counters        print the counters of the NIC already running and exit\n"
-		"  -h, --help            this text\n"
-		"SIGTERM/SIGINT: detach every endpoint (their operations fail) and exit.\n",
-		MCPD_DEFAULT_BASE_PORT, MCPD_DEFAULT_SPIN_US);
+	fprintf(
+	    out,
+	    "usage: mcpd [options]        run the emulated Myrinet NIC of this node\n"
+	    "       mcpd --counters       print the running NIC's counters\n"
+	    "  -n, --nic TAG         NIC name (default $P3_MYRI_NIC or none): the control\n"
+	    "                        socket is @p3-mcpd-<uid>[-TAG], one per network namespace\n"
+	    "  -p, --base-port N     UDP port of Portals pid 0 on the wire (default\n"
+	    "                        $P3_MYRI_BASE_PORT or %d)\n"
+	    "  -s, --spin-us N       spin this long after the last work before blocking\n"
+	    "                        (default %d)\n"
+	    "  -c, --counters        print the counters of the NIC already running and exit\n"
+	    "  -h, --help            this text\n"
+	    "SIGTERM/SIGINT: detach every endpoint (their operations fail) and exit.\n",
+	    MCPD_DEFAULT_BASE_PORT, MCPD_DEFAULT_SPIN_US);
 }
 
 static int listen_on(struct mcpd *nic, const char *tag)
@@ -324,8 +325,8 @@ static int listen_on(struct mcpd *nic, const char *tag)
 	if (nic->listen_fd < 0 || bind(nic->listen_fd, (struct sockaddr *)&sa, sl) != 0 ||
 	    listen(nic->listen_fd, 64) != 0) {
 		fprintf(stderr, "mcpd: cannot listen on @%s: %s%s\n", sa.sun_path + 1,
-			strerror(errno),
-			errno == EADDRINUSE ? " (a NIC is already running here)" : "");
+		        strerror(errno),
+		        errno == EADDRINUSE ? " (a NIC is already running here)" : "");
 		return -1;
 	}
 	nic->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -340,12 +341,10 @@ static int listen_on(struct mcpd *nic, const char *tag)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {{"nic", required_argument, NULL, 'n'},
-					     {"base-port", required_argument, NULL, 'p'},
-					     {"spin-us", required_argument, NULL, 's'},
-					     {"counters", no_argument, NULL, 'c'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"nic", required_argument, NULL, 'n'},     {"base-port", required_argument, NULL, 'p'},
+	    {"spin-us", required_argument, NULL, 's'}, {"counters", no_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
 	static struct mcpd nic;
 	const char *tag = getenv("P3_MYRI_NIC");
 	const char *s = getenv("P3_MYRI_BASE_PORT");
@@ -354,12 +353,24 @@ int main(int argc, char **argv)
 	nic.spin_us = MCPD_DEFAULT_SPIN_US;
 	while ((o = getopt_long(argc, argv, "n:p:s:ch", opts, NULL)) != -1) {
 		switch (o) {
-		case 'n': tag = optarg; break;
-		case 'p': nic.base_port = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 's': nic.spin_us = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'c': counters = 1; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'n':
+			tag = optarg;
+			break;
+		case 'p':
+			nic.base_port = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			nic.spin_us = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'c':
+			counters = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind < argc || nic.base_port == 0 || nic.base_port > 65535) {

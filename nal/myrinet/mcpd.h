@@ -13,7 +13,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#define MCPD_RX_SLOTS 4096u /* received messages awaiting the host's answer */
+#define MCPD_RX_SLOTS     4096u /* received messages awaiting the host's answer */
 #define MCPD_MAX_DEFERRED 1024u
 
 /* A received message the host has not answered yet (or whose data is still
@@ -24,9 +24,9 @@ struct mcpd_rx {
 	int data_done, data_status; /* rx_done seen */
 	int answered;               /* DELIVER or DISCARD seen */
 	int discard;
-	int exposed;                /* its RX_HDR event has been posted */
+	int exposed; /* its RX_HDR event has been posted */
 	uint8_t hdr[MYRI_HDR_LEN];
-	uint64_t host_token;         /* the DELIVER's run, checked at answer time */
+	uint64_t host_token; /* the DELIVER's run, checked at answer time */
 	struct iovec *dst;
 	size_t ndst;
 	uint64_t dst_len;
@@ -97,7 +97,7 @@ struct mcpd {
 
 /* mcpd_ep.c */
 struct mcpd_ep *mcpd_ep_attach(struct mcpd *nic, int conn_fd, const struct myri_attach_req *req,
-			       const int fds[3], int *status);
+                               const int fds[3], int *status);
 int mcpd_ep_poll_cmds(struct mcpd_ep *ep);
 int mcpd_ep_flush_events(struct mcpd_ep *ep);
 int mcpd_ep_resume(struct mcpd_ep *ep);
@@ -106,10 +106,9 @@ void mcpd_count(struct mcpd_ep *ep, enum myri_counter c, uint64_t n);
 void mcpd_post_event(struct mcpd_ep *ep, const struct myri_evt *evt);
 
 /* mcpd_dma.c */
-int mcpd_run_iov(struct mcpd_ep *ep, const struct myri_cmd *cmd, struct iovec **out,
-		 size_t *nout);
+int mcpd_run_iov(struct mcpd_ep *ep, const struct myri_cmd *cmd, struct iovec **out, size_t *nout);
 int mcpd_dma(struct mcpd_ep *ep, int write, void *local, uint64_t len, const struct iovec *remote,
-	     size_t nremote);
+             size_t nremote);
 
 /* mcpd_cmd.c: the command-queue entry check (also the fuzz target's entry) */
 int mcpd_cmd_check(const struct myri_cmd *cmd);

@@ -14,8 +14,7 @@
  * Each entry is copied out of the shared segment once, so a host that
  * rewrites it concurrently cannot make the NIC check one value and use
  * another. */
-int mcpd_run_iov(struct mcpd_ep *ep, const struct myri_cmd *cmd, struct iovec **out,
-		 size_t *nout)
+int mcpd_run_iov(struct mcpd_ep *ep, const struct myri_cmd *cmd, struct iovec **out, size_t *nout)
 {
 	*out = NULL;
 	*nout = 0;
@@ -56,7 +55,7 @@ int mcpd_run_iov(struct mcpd_ep *ep, const struct myri_cmd *cmd, struct iovec **
 #define MCPD_DMA_BATCH 64 /* remote iovecs per system call (IOV_MAX is larger) */
 
 int mcpd_dma(struct mcpd_ep *ep, int write, void *local, uint64_t len, const struct iovec *remote,
-	     size_t nremote)
+             size_t nremote)
 {
 	uint64_t done = 0;
 	size_t at = 0;
@@ -67,7 +66,7 @@ int mcpd_dma(struct mcpd_ep *ep, int write, void *local, uint64_t len, const str
 			chunk += remote[at + i].iov_len;
 		struct iovec l = {(char *)local + done, chunk};
 		ssize_t got = write ? process_vm_writev(ep->ospid, &l, 1, remote + at, nr, 0)
-				    : process_vm_readv(ep->ospid, &l, 1, remote + at, nr, 0);
+		                    : process_vm_readv(ep->ospid, &l, 1, remote + at, nr, 0);
 		if (got < 0 || (uint64_t)got != chunk) {
 			/* a partial transfer: the host unmapped a registered region
 			 * (its own fault); counted, the operation fails */

@@ -181,7 +181,7 @@ int mcpd_ep_resume(struct mcpd_ep *ep)
 }
 
 static int wire_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t hdr_len,
-		       uint64_t msg_len, struct rmpp_rx_accept *acc)
+                       uint64_t msg_len, struct rmpp_rx_accept *acc)
 {
 	struct mcpd_ep *ep = arg;
 	(void)src;
@@ -297,9 +297,9 @@ static int cmd_send(struct mcpd_ep *ep, const struct myri_cmd *cmd)
 	tx->iov.iov_len = cmd->len;
 	struct rmpp_addr to;
 	rmpp_addr_udp(&to, htonl(cmd->dst_nid), htons((uint16_t)(ep->base_port + cmd->dst_pid)),
-		      (uint16_t)cmd->dst_pid);
+	              (uint16_t)cmd->dst_pid);
 	rc = rmpp_send(ep->wire, &to, cmd->hdr, MYRI_HDR_LEN, &tx->iov, cmd->len ? 1 : 0, 0,
-		       cmd->len, tx);
+	               cmd->len, tx);
 	if (rc) {
 		free(tx);
 		free(buf);
@@ -311,7 +311,7 @@ static int cmd_send(struct mcpd_ep *ep, const struct myri_cmd *cmd)
 }
 
 static void wire_peer_event(void *arg, const struct rmpp_addr *peer, enum rmpp_peer_event ev,
-			    uint32_t epoch)
+                            uint32_t epoch)
 {
 	struct mcpd_ep *ep = arg;
 	(void)epoch;
@@ -365,13 +365,13 @@ static int ep_open_wire(struct mcpd_ep *ep, uint32_t want_pid)
 	struct in_addr in = {.s_addr = htonl(ep->nid)};
 	inet_ntop(AF_INET, &in, ip, sizeof(ip));
 	struct rmpp_ep_attr attr = {
-		.link = RMPP_LINK_UDP,
-		.udp_addr = ip,
-		.cb = {.rx_hdr = wire_rx_hdr,
-		       .rx_done = wire_rx_done,
-		       .tx_done = wire_tx_done,
-		       .peer_event = wire_peer_event,
-		       .arg = ep},
+	    .link = RMPP_LINK_UDP,
+	    .udp_addr = ip,
+	    .cb = {.rx_hdr = wire_rx_hdr,
+	           .rx_done = wire_rx_done,
+	           .tx_done = wire_tx_done,
+	           .peer_event = wire_peer_event,
+	           .arg = ep},
 	};
 	int any = want_pid == UINT32_MAX;
 	uint32_t pid = any ? (uint32_t)(ep->ospid % 4096) + 1 : want_pid;
@@ -391,7 +391,7 @@ static int ep_open_wire(struct mcpd_ep *ep, uint32_t want_pid)
 }
 
 struct mcpd_ep *mcpd_ep_attach(struct mcpd *nic, int conn_fd, const struct myri_attach_req *req,
-			       const int fds[3], int *status)
+                               const int fds[3], int *status)
 {
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
@@ -408,7 +408,8 @@ struct mcpd_ep *mcpd_ep_attach(struct mcpd *nic, int conn_fd, const struct myri_
 		*status = -ENOMEM;
 		return NULL;
 	}
-	ep->seg = mmap(NULL, sizeof(struct myri_seg), PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	ep->seg =
+	    mmap(NULL, sizeof(struct myri_seg), PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
 	if (ep->seg == MAP_FAILED) {
 		*status = -errno;
 		free(ep);

@@ -21,14 +21,14 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define MYRI_MAGIC 0x4d595249u /* "MYRI" */
-#define MYRI_VERSION 1u        /* bumped on any layout change */
+#define MYRI_MAGIC   0x4d595249u /* "MYRI" */
+#define MYRI_VERSION 1u          /* bumped on any layout change */
 
-#define MYRI_CMDQ_LEN 1024u /* command entries (power of two) */
-#define MYRI_EVTQ_LEN 2048u /* event entries (power of two) */
-#define MYRI_NREG 16384u    /* memory registration entries */
-#define MYRI_MAX_RUN 256u   /* registration entries one command may name */
-#define MYRI_HDR_LEN 104u   /* a Portals header in wire form (P3_HDR_WIRE_LEN) */
+#define MYRI_CMDQ_LEN 1024u  /* command entries (power of two) */
+#define MYRI_EVTQ_LEN 2048u  /* event entries (power of two) */
+#define MYRI_NREG     16384u /* memory registration entries */
+#define MYRI_MAX_RUN  256u   /* registration entries one command may name */
+#define MYRI_HDR_LEN  104u   /* a Portals header in wire form (P3_HDR_WIRE_LEN) */
 
 /* ---- control socket ------------------------------------------------------ */
 enum myri_ctl_op {
@@ -38,15 +38,15 @@ enum myri_ctl_op {
 
 struct myri_attach_req {
 	uint32_t magic, version, op;
-	uint32_t nid;       /* IPv4 address (host order) the endpoint answers at */
-	uint32_t pid;       /* requested Portals pid, UINT32_MAX: any */
-	uint32_t seg_size;  /* sizeof(struct myri_seg) as the host built it */
+	uint32_t nid;      /* IPv4 address (host order) the endpoint answers at */
+	uint32_t pid;      /* requested Portals pid, UINT32_MAX: any */
+	uint32_t seg_size; /* sizeof(struct myri_seg) as the host built it */
 };
 
 struct myri_attach_rep {
 	uint32_t magic, version;
-	int32_t status;   /* 0 or a negative errno */
-	uint32_t nid, pid; /* the endpoint's Portals id */
+	int32_t status;     /* 0 or a negative errno */
+	uint32_t nid, pid;  /* the endpoint's Portals id */
 	uint32_t nic_ospid; /* the NIC's process id (the host allows it to ptrace) */
 };
 
@@ -67,7 +67,7 @@ struct myri_reg {
 enum myri_cmd_op {
 	MYRI_CMD_SEND = 1,    /* send hdr + len bytes read from the run at offset */
 	MYRI_CMD_DELIVER = 2, /* put the first len bytes of received message
-				 `token` into the run at offset */
+	                         `token` into the run at offset */
 	MYRI_CMD_DISCARD = 3, /* drop received message `token` (no event) */
 };
 
@@ -79,10 +79,10 @@ struct myri_cmd {
 	uint32_t dst_nid;   /* SEND: destination Portals id */
 	uint32_t dst_pid;
 	uint32_t reserved;
-	uint64_t token;     /* the host's, echoed in the completion or rejection */
-	uint64_t nic_token; /* DELIVER, DISCARD: the NIC's, from MYRI_EVT_RX_HDR */
-	uint64_t offset; /* into the run */
-	uint64_t len;    /* payload bytes */
+	uint64_t token;            /* the host's, echoed in the completion or rejection */
+	uint64_t nic_token;        /* DELIVER, DISCARD: the NIC's, from MYRI_EVT_RX_HDR */
+	uint64_t offset;           /* into the run */
+	uint64_t len;              /* payload bytes */
 	uint8_t hdr[MYRI_HDR_LEN]; /* SEND: the Portals header, wire form */
 };
 
@@ -90,7 +90,7 @@ struct myri_cmd {
 enum myri_evt_type {
 	MYRI_EVT_TX_DONE = 1, /* SEND token finished: status 0 or -errno */
 	MYRI_EVT_RX_HDR = 2,  /* a message arrived: hdr, len = payload bytes,
-				 token = the NIC's (answer DELIVER/DISCARD) */
+	                         token = the NIC's (answer DELIVER/DISCARD) */
 	MYRI_EVT_RX_DONE = 3, /* DELIVER token's bytes are in place (status) */
 	MYRI_EVT_REJECT = 4,  /* command rejected: token as given, status */
 };
@@ -105,25 +105,25 @@ struct myri_evt {
 };
 
 /* ---- status registers (NIC writes, host reads: PtlNIStatus) ------------- */
-#define MYRI_COUNTERS(X)                                                                          \
-	X(cmds)                                                                                   \
-	X(cmds_rejected)                                                                          \
-	X(sends)                                                                                  \
-	X(send_bytes)                                                                             \
-	X(rx_msgs)                                                                                \
-	X(rx_bytes)                                                                               \
-	X(dma_read_bytes)                                                                         \
-	X(dma_write_bytes)                                                                        \
-	X(dma_faults)                                                                             \
-	X(evt_backlog)                                                                            \
-	X(interrupts)                                                                             \
+#define MYRI_COUNTERS(X)                                                                           \
+	X(cmds)                                                                                    \
+	X(cmds_rejected)                                                                           \
+	X(sends)                                                                                   \
+	X(send_bytes)                                                                              \
+	X(rx_msgs)                                                                                 \
+	X(rx_bytes)                                                                                \
+	X(dma_read_bytes)                                                                          \
+	X(dma_write_bytes)                                                                         \
+	X(dma_faults)                                                                              \
+	X(evt_backlog)                                                                             \
+	X(interrupts)                                                                              \
 	X(doorbells)
 
 enum myri_counter {
 #define MYRI_COUNTER_ENUM(n) MYRI_C_##n,
 	MYRI_COUNTERS(MYRI_COUNTER_ENUM)
 #undef MYRI_COUNTER_ENUM
-	MYRI_NCOUNTERS
+	    MYRI_NCOUNTERS
 };
 
 /* ---- the segment ------------------------------------------------------- */
@@ -149,9 +149,9 @@ struct myri_ring_idx {
 
 struct myri_seg {
 	uint32_t magic, version, size, reserved; /* written by the host at attach */
-	_Atomic uint32_t nic_sleeping;  /* NIC blocks: ring the doorbell */
-	_Atomic uint32_t host_sleeping; /* host threads blocked: raise the interrupt */
-	_Atomic uint32_t nic_state;     /* 1 running, 2 endpoint failed */
+	_Atomic uint32_t nic_sleeping;           /* NIC blocks: ring the doorbell */
+	_Atomic uint32_t host_sleeping;          /* host threads blocked: raise the interrupt */
+	_Atomic uint32_t nic_state;              /* 1 running, 2 endpoint failed */
 	uint32_t reserved2;
 	_Atomic uint64_t counters[MYRI_NCOUNTERS]; /* this endpoint's, NIC-written */
 	struct myri_ring_idx cmdq;
@@ -166,7 +166,7 @@ _Static_assert(sizeof(struct myri_evt) == 128, "event entry layout");
 _Static_assert(sizeof(struct myri_reg) == 24, "registration entry layout");
 
 #define MYRI_NIC_RUNNING 1u
-#define MYRI_NIC_FAILED 2u
+#define MYRI_NIC_FAILED  2u
 
 /* The control socket's abstract name ("\0" + this) for uid and nic tag. */
 #define MYRI_SOCK_FMT "p3-mcpd-%u%s%s"

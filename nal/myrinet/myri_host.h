@@ -48,9 +48,9 @@ extern const struct p3_nal_ops p3_nal_myrinet_ops;
 
 /* host_io.c */
 int myri_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const struct iovec *iov,
-	      size_t niov, uint64_t offset, uint64_t len);
-int myri_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec *iov,
-	      size_t niov, uint64_t offset, uint64_t mlen, uint64_t rlen);
+              size_t niov, uint64_t offset, uint64_t len);
+int myri_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec *iov, size_t niov,
+              uint64_t offset, uint64_t mlen, uint64_t rlen);
 int myri_progress(void *priv, int timeout_ms);
 void myri_wakeup(void *priv);
 void myri_fail_all(struct myri_host *h, ptl_ni_fail_t why);

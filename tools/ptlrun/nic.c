@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define NIC_READY_MS 3000
-#define NIC_STOP_MS 2000
+#define NIC_STOP_MS  2000
 
 static pid_t nic_pid = -1;
 static char nic_name[64];
@@ -41,12 +41,12 @@ static int nic_answers(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "p3-mcpd-%u-%s",
-			 (unsigned)getuid(), nic_name);
+	                 (unsigned)getuid(), nic_name);
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
 	int ok = connect(fd, (struct sockaddr *)&sa,
-			 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) == 0;
+	                 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) == 0;
 	close(fd);
 	return ok;
 }
@@ -81,7 +81,7 @@ int ptlrun_nic_start(void)
 		nanosleep(&d, NULL);
 	}
 	fprintf(stderr, "ptlrun: the NIC (mcpd %s) did not answer within %d ms\n", nic_name,
-		NIC_READY_MS);
+	        NIC_READY_MS);
 	ptlrun_nic_stop();
 	return -1;
 }
@@ -92,13 +92,15 @@ int ptlrun_nic_died(void)
 	if (nic_pid <= 0 || waitpid(nic_pid, &st, WNOHANG) != nic_pid)
 		return 0;
 	if (WIFSIGNALED(st))
-		fprintf(stderr, "ptlrun: the NIC mcpd %s (pid %d) was killed by signal %d (%s); "
-				"terminating the job\n",
-			nic_name, (int)nic_pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
+		fprintf(stderr,
+		        "ptlrun: the NIC mcpd %s (pid %d) was killed by signal %d (%s); "
+		        "terminating the job\n",
+		        nic_name, (int)nic_pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
 	else
-		fprintf(stderr, "ptlrun: the NIC mcpd %s (pid %d) exited with %d; terminating "
-				"the job\n",
-			nic_name, (int)nic_pid, WEXITSTATUS(st));
+		fprintf(stderr,
+		        "ptlrun: the NIC mcpd %s (pid %d) exited with %d; terminating "
+		        "the job\n",
+		        nic_name, (int)nic_pid, WEXITSTATUS(st));
 	nic_pid = -1;
 	return 1;
 }
