@@ -26,16 +26,16 @@
 #include <unistd.h>
 
 static int failures;
-#define CHECK(cond, ...)                                                                          \
-	do {                                                                                      \
-		if (cond) {                                                                       \
-			printf("ok: " __VA_ARGS__);                                               \
-		} else {                                                                          \
-			printf("FAIL (%s:%d): ", __FILE__, __LINE__);                             \
-			printf(__VA_ARGS__);                                                      \
-			failures++;                                                               \
-		}                                                                                 \
-		printf("\n");                                                                     \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			printf("ok: " __VA_ARGS__);                                                \
+		} else {                                                                           \
+			printf("FAIL (%s:%d): ", __FILE__, __LINE__);                              \
+			printf(__VA_ARGS__);                                                       \
+			failures++;                                                                \
+		}                                                                                  \
+		printf("\n");                                                                      \
 	} while (0)
 
 struct ep {
@@ -49,7 +49,7 @@ static int ep_attach(struct ep *e, uint32_t pid)
 	const char *tag = getenv("P3_MYRI_NIC");
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, MYRI_SOCK_FMT,
-			 (unsigned)getuid(), tag && *tag ? "-" : "", tag && *tag ? tag : "");
+	                 (unsigned)getuid(), tag && *tag ? "-" : "", tag && *tag ? tag : "");
 	int memfd = memfd_create("hostile", MFD_CLOEXEC);
 	if (memfd < 0 || ftruncate(memfd, sizeof(struct myri_seg)) != 0)
 		return -errno;
@@ -59,21 +59,19 @@ static int ep_attach(struct ep *e, uint32_t pid)
 	e->sock = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 	if (e->seg == MAP_FAILED ||
 	    connect(e->sock, (struct sockaddr *)&sa,
-		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) != 0)
+	            (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) != 0)
 		return -errno;
 	struct myri_attach_req req = {.magic = MYRI_MAGIC,
-				      .version = MYRI_VERSION,
-				      .op = MYRI_CTL_ATTACH,
-				      .nid = 0x7f000001u,
-				      .pid = pid,
-				      .seg_size = sizeof(struct myri_seg)};
+	                              .version = MYRI_VERSION,
+	                              .op = MYRI_CTL_ATTACH,
+	                              .nid = 0x7f000001u,
+	                              .pid = pid,
+	                              .seg_size = sizeof(struct myri_seg)};
 	int fds[3] = {memfd, e->db, e->intr};
 	char cbuf[CMSG_SPACE(sizeof(fds))];
 	struct iovec iov = {&req, sizeof(req)};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
@@ -123,17 +121,17 @@ static void reg(struct ep *e, uint32_t i, void *addr, uint64_t len, uint32_t key
 }
 
 static struct myri_cmd send_cmd(struct ep *to, uint64_t token, uint32_t first, uint32_t key,
-				uint64_t off, uint64_t len)
+                                uint64_t off, uint64_t len)
 {
 	struct myri_cmd c = {.op = MYRI_CMD_SEND,
-			     .nreg = 1,
-			     .reg_first = first,
-			     .key = key,
-			     .dst_nid = to->nid,
-			     .dst_pid = to->pid,
-			     .token = token,
-			     .offset = off,
-			     .len = len};
+	                     .nreg = 1,
+	                     .reg_first = first,
+	                     .key = key,
+	                     .dst_nid = to->nid,
+	                     .dst_pid = to->pid,
+	                     .token = token,
+	                     .offset = off,
+	                     .len = len};
 	c.hdr[0] = 1; /* the NIC does not read the Portals header */
 	return c;
 }
@@ -143,9 +141,9 @@ static void expect(struct ep *e, uint16_t type, uint64_t token, int status, cons
 	struct myri_evt ev;
 	int rc = next_event(e, &ev);
 	CHECK(rc == 0 && ev.type == type && ev.token == token && ev.status == status,
-	      "%s: event type %u token %llu status %d (want %u %llu %d)", what,
-	      rc ? 0 : ev.type, rc ? 0ull : (unsigned long long)ev.token, rc ? rc : ev.status,
-	      type, (unsigned long long)token, status);
+	      "%s: event type %u token %llu status %d (want %u %llu %d)", what, rc ? 0 : ev.type,
+	      rc ? 0ull : (unsigned long long)ev.token, rc ? rc : ev.status, type,
+	      (unsigned long long)token, status);
 }
 
 int main(void)
@@ -153,8 +151,8 @@ int main(void)
 	struct ep a, b;
 	long pg = sysconf(_SC_PAGESIZE);
 	/* page | guard | page | guard */
-	char *mem = mmap(NULL, 4 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+	char *mem =
+	    mmap(NULL, 4 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	mprotect(mem + pg, (size_t)pg, PROT_NONE);
 	mprotect(mem + 3 * pg, (size_t)pg, PROT_NONE);
 	char *src = mem, *dst = mem + 2 * pg;
@@ -204,13 +202,13 @@ int main(void)
 	CHECK(rc == 0 && rx.type == MYRI_EVT_RX_HDR && rx.len == 100, "receiver gets the header");
 	reg(&b, 10, dst, (uint64_t)pg, 99);
 	d = (struct myri_cmd){.op = MYRI_CMD_DELIVER,
-			      .nreg = 1,
-			      .reg_first = 10,
-			      .key = 99,
-			      .nic_token = rx.token,
-			      .token = 20,
-			      .offset = (uint64_t)pg - 50,
-			      .len = 100};
+	                      .nreg = 1,
+	                      .reg_first = 10,
+	                      .key = 99,
+	                      .nic_token = rx.token,
+	                      .token = 20,
+	                      .offset = (uint64_t)pg - 50,
+	                      .len = 100};
 	push(&b, &d);
 	expect(&b, MYRI_EVT_REJECT, 20, -EACCES, "deliver into a guard page");
 	int clean = 1;
