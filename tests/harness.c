@@ -203,8 +203,18 @@ static void h_run_lo(int nranks, h_rank_fn fn, struct h_shared *sh)
 	h_close(ni);
 }
 
+/* P3_TEST_UDP_NAL=myrinet runs the udp modes over the myrinet NAL instead
+ * (same address plan; a NIC, mcpd, must be running: tests/myri-conformance.sh). */
+static int h_udp_is_myrinet(void)
+{
+	const char *s = getenv("P3_TEST_UDP_NAL");
+	return s && strcmp(s, "myrinet") == 0;
+}
+
 ptl_interface_t h_mode_iface(int mode)
 {
+	if ((mode == H_MODE_UDP_APP || mode == H_MODE_UDP_THREAD) && h_udp_is_myrinet())
+		return PTL_IFACE_MYRINET;
 	switch (mode) {
 	case H_MODE_LO: return PTL_IFACE_LO;
 	case H_MODE_UDP_APP:
@@ -217,6 +227,8 @@ ptl_interface_t h_mode_iface(int mode)
 
 const char *h_mode_nal(int mode)
 {
+	if ((mode == H_MODE_UDP_APP || mode == H_MODE_UDP_THREAD) && h_udp_is_myrinet())
+		return "myrinet";
 	switch (mode) {
 	case H_MODE_LO: return "lo";
 	case H_MODE_UDP_APP:

@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include "hosts.h"
+#include "nic.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -160,11 +161,11 @@ static int ptlrun_maps_ether(int n, const struct ptlrun_hosts *h, uint32_t *nid,
 	return ptlrun_maps_udp(n, h, nid, pid);
 }
 
-static int ptlrun_maps_unsupported(int n, const struct ptlrun_hosts *h, uint32_t *nid,
-                                   uint32_t *pid)
+/* myrinet: the udp address plan (the NIC's wire is rmpp over UDP); one
+ * host: ptlrun starts one NIC (nic.c). */
+static int ptlrun_maps_myrinet(int n, const struct ptlrun_hosts *h, uint32_t *nid, uint32_t *pid)
 {
-	(void)n, (void)h, (void)nid, (void)pid;
-	return -1;
+	return ptlrun_maps_udp(n, h, nid, pid);
 }
 
 static const struct ptlrun_nal {
@@ -176,8 +177,7 @@ static const struct ptlrun_nal {
     {"lo", ptlrun_maps_local, NULL},
     {"udp", ptlrun_maps_udp, NULL},
     {"ether", ptlrun_maps_ether, NULL},
-    {"myrinet", ptlrun_maps_unsupported,
-     "starting the emulated NIC (mcpd) is not yet supported by ptlrun"},
+    {"myrinet", ptlrun_maps_myrinet, NULL},
 };
 
 static const char *const ptlrun_progress_modes[] = {"app", "thread", "interrupt", "offload"};
@@ -222,7 +222,8 @@ static void usage(FILE *f)
 	           "Options:\n"
 	           "  -n, --np N              number of ranks (default 1)\n"
 	           "      --nal NAME          network layer: shmem (default), lo, udp, ether\n"
-	           "                          (ether needs --hosts; myrinet: not yet launchable)\n"
+	           "                          (ether needs --hosts), myrinet (one host: ptlrun\n"
+	           "                          starts the emulated NIC, mcpd(8), and stops it)\n"
 	           "      --progress MODE     Portals progress: app, thread (myrinet also:\n"
 	           "                          interrupt, offload); default: inherit PTL_PROGRESS\n"
 	           "      --timeout SEC       terminate the job after SEC seconds (exit 124)\n"
@@ -923,7 +924,7 @@ int main(int argc, char **argv)
 	int sfd, started, failed_start = 0;
 	int teardown = 0; /* SIGTERM sent to the job */
 	int64_t teardown_at = 0, all_exited_at = -1, deadline_job = -1;
-	int killed = 0, timed_out = 0, got_signal = 0;
+	int killed = 0, timed_out = 0, got_signal = 0, nic_died = 0;
 	int exited = 0, status = 0;
 
 	if (parse_options(argc, argv, &o, &nal) != 0)
@@ -937,6 +938,13 @@ int main(int argc, char **argv)
 	if (status != 0) {
 		free(o.po_cpus);
 		return status;
+	}
+	if (nal->pn_maps == ptlrun_maps_myrinet && ptlrun_nic_start() != 0) {
+		ptlrun_hosts_teardown(&hosts);
+		free(nidstr);
+		free(pidstr);
+		free(o.po_cpus);
+		return PTLRUN_EXIT_EXEC;
 	}
 	ptlrun_nranks = o.po_nranks;
 	ptlrun_ranks = calloc((size_t)o.po_nranks, sizeof(*ptlrun_ranks));
@@ -1106,6 +1114,12 @@ int main(int argc, char **argv)
 					teardown_at = now_ms();
 				}
 			}
+			if (chld && ptlrun_nic_died() && !teardown) {
+				teardown = 1;
+				teardown_at = now_ms();
+				nic_died = 1;
+				signal_groups(SIGTERM);
+			}
 			if (chld) {
 				struct ptlrun_rank *bad;
 
@@ -1151,6 +1165,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ptlrun: %d rank(s) did not exit after SIGKILL\n",
 		        ptlrun_nranks - exited);
 	cleanup_shm((unsigned int)getpid());
+	ptlrun_nic_stop();
 	ptlrun_hosts_teardown(&hosts);
 
 	if (failed_start)
@@ -1159,6 +1174,8 @@ int main(int argc, char **argv)
 		status = 128 + got_signal;
 	else if (timed_out)
 		status = PTLRUN_EXIT_TIMEOUT;
+	else if (nic_died)
+		status = PTLRUN_EXIT_EXEC;
 	else
 		/* the worst status, not counting ranks that our teardown killed */
 		for (int i = 0; i < ptlrun_nranks; i++) {

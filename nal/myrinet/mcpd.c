@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcpd.c - the emulated Myrinet NIC ("MCP firmware"): one daemon per node
+ * serving every endpoint of the node.  This file is the daemon: options,
+ * the control socket (attach, counters) and the event loop, which spins
+ * for --spin-us after the last piece of work and then blocks on one epoll
+ * set holding every endpoint's doorbell, control connection and wire.
+ * See mcpd(8) and README.md.
+ */
+#include "mcpd.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MCPD_DEFAULT_BASE_PORT 23000
+#define MCPD_DEFAULT_SPIN_US   50
+
+static struct mcpd *g_nic;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (g_nic)
+		g_nic->stop = 1;
+}
+
+static socklen_t sock_addr(struct sockaddr_un *sa, const char *tag)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	int n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, MYRI_SOCK_FMT,
+	                 (unsigned)getuid(), tag && *tag ? "-" : "", tag && *tag ? tag : "");
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int ep_watch(struct mcpd *nic, struct mcpd_ep *ep)
+{
+	int fds[3] = {ep->conn_fd, ep->doorbell_fd, rmpp_ep_fd(ep->wire)};
+	enum mcpd_tag_kind kinds[3] = {MCPD_TAG_CONN, MCPD_TAG_DOORBELL, MCPD_TAG_WIRE};
+	for (int i = 0; i < 3; i++) {
+		ep->tag[i].kind = kinds[i];
+		ep->tag[i].ep = ep;
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ep->tag[i]};
+		if (epoll_ctl(nic->epoll_fd, EPOLL_CTL_ADD, fds[i], &ev) != 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static void print_counters(const struct mcpd *nic, FILE *out)
+{
+	static const char *const names[] = {
+#define MYRI_COUNTER_NAME(n) #n,
+	    MYRI_COUNTERS(MYRI_COUNTER_NAME)
+#undef MYRI_COUNTER_NAME
+	};
+	uint64_t sum[MYRI_NCOUNTERS];
+	memcpy(sum, nic->stats.counters, sizeof(sum));
+	for (const struct mcpd_ep *ep = nic->eps; ep; ep = ep->next)
+		for (int i = 0; i < MYRI_NCOUNTERS; i++)
+			sum[i] += atomic_load(&ep->seg->counters[i]);
+	fprintf(out, "endpoints %llu\nattaches %llu\ndetaches %llu\nattach_rejected %llu\n",
+	        (unsigned long long)nic->stats.endpoints, (unsigned long long)nic->stats.attaches,
+	        (unsigned long long)nic->stats.detaches,
+	        (unsigned long long)nic->stats.attach_rejected);
+	for (int i = 0; i < MYRI_NCOUNTERS; i++)
+		fprintf(out, "%s %llu\n", names[i], (unsigned long long)sum[i]);
+}
+
+static void answer_counters(struct mcpd *nic, int fd)
+{
+	char buf[2048];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	if (!f)
+		return;
+	print_counters(nic, f);
+	long n = ftell(f);
+	fclose(f);
+	if (n > 0 && send(fd, buf, (size_t)n, MSG_NOSIGNAL) < 0)
+		perror("mcpd: counters reply");
+}
+
+static void reap_dead(struct mcpd *nic);
+
+/* Endpoints whose host already hung up (it may re-attach with the same pid
+ * before the loop has seen the hang-up): detach them now. */
+static void reap_hung(struct mcpd *nic)
+{
+	for (struct mcpd_ep *ep = nic->eps; ep; ep = ep->next) {
+		struct pollfd p = {.fd = ep->conn_fd, .events = POLLIN};
+		if (poll(&p, 1, 0) > 0)
+			ep->dead = 1;
+	}
+	reap_dead(nic);
+}
+
+/* One request on a new connection: an attach (with three descriptors) or a
+ * counters query.  A client that says nothing within a second is dropped. */
+static void accept_one(struct mcpd *nic)
+{
+	int fd = accept4(nic->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	struct myri_attach_req req;
+	int fds[3] = {-1, -1, -1};
+	char cbuf[CMSG_SPACE(sizeof(fds))];
+	struct iovec iov = {&req, sizeof(req)};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	memset(&req, 0, sizeof(req));
+	ssize_t n = poll(&pfd, 1, 1000) == 1 ? recvmsg(fd, &mh, MSG_CMSG_CLOEXEC) : -1;
+	struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+	int nfds = 0;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+		nfds = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		memcpy(fds, CMSG_DATA(c), (size_t)(nfds < 3 ? nfds : 3) * sizeof(int));
+	}
+	if (n == (ssize_t)sizeof(req) && req.magic == MYRI_MAGIC && req.op == MYRI_CTL_COUNTERS) {
+		answer_counters(nic, fd);
+		close(fd);
+		return;
+	}
+	struct myri_attach_rep rep = {
+	    .magic = MYRI_MAGIC, .version = MYRI_VERSION, .status = -EINVAL};
+	struct mcpd_ep *ep = NULL;
+	if (n == (ssize_t)sizeof(req) && req.op == MYRI_CTL_ATTACH && nfds == 3) {
+		ep = mcpd_ep_attach(nic, fd, &req, fds, &rep.status);
+		if (!ep && rep.status == -EADDRINUSE) {
+			reap_hung(nic);
+			ep = mcpd_ep_attach(nic, fd, &req, fds, &rep.status);
+		}
+	}
+	if (ep && ep_watch(nic, ep) != 0) {
+		mcpd_ep_destroy(ep); /* closes fd and the three descriptors */
+		ep = NULL;
+		rep.status = -ENOMEM;
+		fd = -1;
+	}
+	if (ep) {
+		rep.status = 0;
+		rep.nid = ep->nid;
+		rep.pid = ep->pid;
+		rep.nic_ospid = (uint32_t)getpid();
+		ep->next = nic->eps;
+		nic->eps = ep;
+		nic->stats.attaches++;
+		nic->stats.endpoints++;
+	} else {
+		nic->stats.attach_rejected++;
+		for (int i = 0; i < nfds && i < 3; i++)
+			if (fds[i] >= 0 && fd >= 0)
+				close(fds[i]);
+	}
+	if (fd >= 0 && send(fd, &rep, sizeof(rep), MSG_NOSIGNAL) != (ssize_t)sizeof(rep) && ep)
+		ep->dead = 1;
+	if (!ep && fd >= 0)
+		close(fd);
+}
+
+static void reap_dead(struct mcpd *nic)
+{
+	for (struct mcpd_ep **pp = &nic->eps; *pp;) {
+		struct mcpd_ep *ep = *pp;
+		if (!ep->dead) {
+			pp = &ep->next;
+			continue;
+		}
+		*pp = ep->next;
+		epoll_ctl(nic->epoll_fd, EPOLL_CTL_DEL, ep->conn_fd, NULL);
+		epoll_ctl(nic->epoll_fd, EPOLL_CTL_DEL, ep->doorbell_fd, NULL);
+		epoll_ctl(nic->epoll_fd, EPOLL_CTL_DEL, rmpp_ep_fd(ep->wire), NULL);
+		mcpd_ep_destroy(ep);
+		nic->stats.detaches++;
+		nic->stats.endpoints--;
+	}
+}
+
+/* One pass over every endpoint: events held back, commands, the wire. */
+static int poll_all(struct mcpd *nic)
+{
+	int work = 0;
+	for (struct mcpd_ep *ep = nic->eps; ep; ep = ep->next) {
+		work += mcpd_ep_flush_events(ep);
+		work += mcpd_ep_poll_cmds(ep);
+		work += mcpd_ep_resume(ep);
+		int n = rmpp_progress(ep->wire, 0);
+		work += n > 0 ? n : 0;
+	}
+	return work;
+}
+
+static int set_sleeping(struct mcpd *nic, uint32_t v)
+{
+	int pending = 0;
+	for (struct mcpd_ep *ep = nic->eps; ep; ep = ep->next) {
+		atomic_store(&ep->seg->nic_sleeping, v);
+		if (v && atomic_load(&ep->seg->cmdq.tail) != atomic_load(&ep->seg->cmdq.head))
+			pending = 1;
+		else if (v && ep->backlog && pending == 0) /* no doorbell says the host made room */
+			pending = -1;
+	}
+	return pending;
+}
+
+static void handle_ready(struct mcpd *nic, struct mcpd_tag *t, uint32_t events)
+{
+	uint64_t v;
+	switch (t->kind) {
+	case MCPD_TAG_LISTEN:
+		accept_one(nic);
+		break;
+	case MCPD_TAG_CONN: /* the host's only message on it is its end */
+		if (events & (EPOLLHUP | EPOLLERR | EPOLLIN))
+			t->ep->dead = 1;
+		break;
+	case MCPD_TAG_DOORBELL:
+		if (read(t->ep->doorbell_fd, &v, sizeof(v)) == sizeof(v))
+			mcpd_count(t->ep, MYRI_C_doorbells, 1);
+		break;
+	case MCPD_TAG_WIRE: /* rmpp_progress() in the next pass reads it */
+		break;
+	}
+}
+
+static void run(struct mcpd *nic)
+{
+	uint64_t last_work = now_us();
+	while (!nic->stop) {
+		if (poll_all(nic)) {
+			last_work = now_us();
+			reap_dead(nic);
+			continue;
+		}
+		reap_dead(nic);
+		if (now_us() - last_work < nic->spin_us)
+			continue;
+		int pending = set_sleeping(nic, 1);
+		if (pending <= 0) {
+			struct epoll_event evs[16];
+			int n = epoll_wait(nic->epoll_fd, evs, 16, pending < 0 ? 1 : -1);
+			/* accepting may detach endpoints (reap_hung): the other
+			 * events of the batch, which may point at them, go first */
+			int listen_ready = 0;
+			for (int i = 0; i < n; i++) {
+				struct mcpd_tag *t = evs[i].data.ptr;
+				if (t->kind == MCPD_TAG_LISTEN)
+					listen_ready = 1;
+				else
+					handle_ready(nic, t, evs[i].events);
+			}
+			if (listen_ready)
+				accept_one(nic);
+		}
+		set_sleeping(nic, 0);
+		reap_dead(nic);
+		last_work = now_us();
+	}
+}
+
+static int query_counters(const char *tag)
+{
+	struct sockaddr_un sa;
+	socklen_t sl = sock_addr(&sa, tag);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sl) != 0) {
+		fprintf(stderr, "mcpd: no NIC is running here (%s)\n", strerror(errno));
+		return 1;
+	}
+	struct myri_attach_req req = {
+	    .magic = MYRI_MAGIC, .version = MYRI_VERSION, .op = MYRI_CTL_COUNTERS};
+	char buf[2048];
+	ssize_t n = -1;
+	if (send(fd, &req, sizeof(req), 0) == (ssize_t)sizeof(req))
+		n = recv(fd, buf, sizeof(buf), 0);
+	close(fd);
+	if (n <= 0) {
+		fprintf(stderr, "mcpd: the NIC did not answer\n");
+		return 1;
+	}
+	fwrite(buf, 1, (size_t)n, stdout);
+	return 0;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: mcpd [options]        run the emulated Myrinet NIC of this node\n"
+	    "       mcpd --counters       print the running NIC's counters\n"
+	    "  -n, --nic TAG         NIC name (default $P3_MYRI_NIC or none): the control\n"
+	    "                        socket is @p3-mcpd-<uid>[-TAG], one per network namespace\n"
+	    "  -p, --base-port N     UDP port of Portals pid 0 on the wire (default\n"
+	    "                        $P3_MYRI_BASE_PORT or %d)\n"
+	    "  -s, --spin-us N       spin this long after the last work before blocking\n"
+	    "                        (default %d)\n"
+	    "  -c, --counters        print the counters of the NIC already running and exit\n"
+	    "  -h, --help            this text\n"
+	    "SIGTERM/SIGINT: detach every endpoint (their operations fail) and exit.\n",
+	    MCPD_DEFAULT_BASE_PORT, MCPD_DEFAULT_SPIN_US);
+}
+
+static int listen_on(struct mcpd *nic, const char *tag)
+{
+	struct sockaddr_un sa;
+	socklen_t sl = sock_addr(&sa, tag);
+	nic->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (nic->listen_fd < 0 || bind(nic->listen_fd, (struct sockaddr *)&sa, sl) != 0 ||
+	    listen(nic->listen_fd, 64) != 0) {
+		fprintf(stderr, "mcpd: cannot listen on @%s: %s%s\n", sa.sun_path + 1,
+		        strerror(errno),
+		        errno == EADDRINUSE ? " (a NIC is already running here)" : "");
+		return -1;
+	}
+	nic->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	nic->listen_tag.kind = MCPD_TAG_LISTEN;
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &nic->listen_tag};
+	if (nic->epoll_fd < 0 || epoll_ctl(nic->epoll_fd, EPOLL_CTL_ADD, nic->listen_fd, &ev)) {
+		perror("mcpd: epoll");
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"nic", required_argument, NULL, 'n'},     {"base-port", required_argument, NULL, 'p'},
+	    {"spin-us", required_argument, NULL, 's'}, {"counters", no_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+	static struct mcpd nic;
+	const char *tag = getenv("P3_MYRI_NIC");
+	const char *s = getenv("P3_MYRI_BASE_PORT");
+	int counters = 0, o;
+	nic.base_port = s && *s ? (unsigned)strtoul(s, NULL, 0) : MCPD_DEFAULT_BASE_PORT;
+	nic.spin_us = MCPD_DEFAULT_SPIN_US;
+	while ((o = getopt_long(argc, argv, "n:p:s:ch", opts, NULL)) != -1) {
+		switch (o) {
+		case 'n':
+			tag = optarg;
+			break;
+		case 'p':
+			nic.base_port = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			nic.spin_us = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'c':
+			counters = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc || nic.base_port == 0 || nic.base_port > 65535) {
+		usage(stderr);
+		return 2;
+	}
+	if (counters)
+		return query_counters(tag);
+	if (listen_on(&nic, tag) != 0)
+		return 1;
+	g_nic = &nic;
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	run(&nic);
+	for (struct mcpd_ep *ep = nic.eps; ep; ep = ep->next)
+		ep->dead = 1;
+	reap_dead(&nic);
+	if (getenv("P3_MYRI_STATS"))
+		print_counters(&nic, stderr);
+	return 0;
+}

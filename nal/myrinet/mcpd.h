@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* mcpd.h - private state of mcpd, the emulated Myrinet NIC (mcpd.c: the
+ * daemon and its event loop; mcpd_ep.c: one endpoint's command processing,
+ * wire upcalls and DMA; mcpd_dma.c: registration checks and DMA). */
+#ifndef P3_MCPD_H
+#define P3_MCPD_H
+
+#include "myri_dev.h"
+#include "rmpp.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#define MCPD_RX_SLOTS     4096u /* received messages awaiting the host's answer */
+#define MCPD_MAX_DEFERRED 1024u
+
+/* A received message the host has not answered yet (or whose data is still
+ * arriving). */
+struct mcpd_rx {
+	uint32_t gen;
+	int in_use;
+	int data_done, data_status; /* rx_done seen */
+	int answered;               /* DELIVER or DISCARD seen */
+	int discard;
+	int exposed; /* its RX_HDR event has been posted */
+	uint8_t hdr[MYRI_HDR_LEN];
+	uint64_t host_token; /* the DELIVER's run, checked at answer time */
+	struct iovec *dst;
+	size_t ndst;
+	uint64_t dst_len;
+	void *buf; /* the NIC-side buffer the wire fills */
+	uint64_t len;
+	struct iovec buf_iov;
+};
+
+struct mcpd_tx {
+	uint64_t host_token;
+	void *buf;
+	struct iovec iov;
+};
+
+struct mcpd_evt_backlog {
+	struct mcpd_evt_backlog *next;
+	struct myri_evt evt;
+};
+
+/* What an epoll registration points at. */
+enum mcpd_tag_kind { MCPD_TAG_LISTEN, MCPD_TAG_CONN, MCPD_TAG_DOORBELL, MCPD_TAG_WIRE };
+struct mcpd_tag {
+	enum mcpd_tag_kind kind;
+	struct mcpd_ep *ep;
+};
+
+struct mcpd_ep {
+	struct mcpd *nic;
+	struct mcpd_tag tag[3]; /* conn, doorbell, wire */
+	int conn_fd, doorbell_fd, intr_fd;
+	pid_t ospid; /* the host process (SO_PEERCRED), the only one DMA touches */
+	struct myri_seg *seg;
+	struct rmpp_ep *wire;
+	uint32_t nid, pid;
+	unsigned base_port;
+	struct mcpd_rx rx[MCPD_RX_SLOTS];
+	uint32_t rx_next;
+	/* Arrival order of the received messages.  Only the oldest is shown to
+	 * the host (RX_HDR); the next follows once it completed, so that a
+	 * message's END event precedes the next message's START as over the
+	 * other NALs. */
+	uint32_t rxq[MCPD_RX_SLOTS];
+	uint32_t rxq_head, rxq_len;
+	/* Peers whose header found every slot taken (RMPP_RX_DEFER): resumed
+	 * once slots are free again. */
+	struct rmpp_addr deferred[MCPD_MAX_DEFERRED];
+	uint32_t ndeferred;
+	struct mcpd_evt_backlog *backlog, *backlog_tail;
+	int dead; /* tear down at the next loop turn */
+	struct mcpd_ep *next;
+};
+
+/* The NIC's global counters (mcpd --counters). */
+struct mcpd_stats {
+	uint64_t attaches, detaches, attach_rejected, endpoints;
+	uint64_t counters[MYRI_NCOUNTERS]; /* summed over detached endpoints */
+};
+
+struct mcpd {
+	int listen_fd, epoll_fd;
+	struct mcpd_tag listen_tag;
+	unsigned base_port;
+	unsigned spin_us;
+	struct mcpd_ep *eps;
+	struct mcpd_stats stats;
+	volatile int stop;
+};
+
+/* mcpd_ep.c */
+struct mcpd_ep *mcpd_ep_attach(struct mcpd *nic, int conn_fd, const struct myri_attach_req *req,
+                               const int fds[3], int *status);
+int mcpd_ep_poll_cmds(struct mcpd_ep *ep);
+int mcpd_ep_flush_events(struct mcpd_ep *ep);
+int mcpd_ep_resume(struct mcpd_ep *ep);
+void mcpd_ep_destroy(struct mcpd_ep *ep);
+void mcpd_count(struct mcpd_ep *ep, enum myri_counter c, uint64_t n);
+void mcpd_post_event(struct mcpd_ep *ep, const struct myri_evt *evt);
+
+/* mcpd_dma.c */
+int mcpd_run_iov(struct mcpd_ep *ep, const struct myri_cmd *cmd, struct iovec **out, size_t *nout);
+int mcpd_dma(struct mcpd_ep *ep, int write, void *local, uint64_t len, const struct iovec *remote,
+             size_t nremote);
+
+/* mcpd_cmd.c: the command-queue entry check (also the fuzz target's entry) */
+int mcpd_cmd_check(const struct myri_cmd *cmd);
+
+#endif

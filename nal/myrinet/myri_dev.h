@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * myri_dev.h - the device interface of the emulated Myrinet NIC (mcpd), as a
+ * host driver sees it.  README.md in this directory is the manual; this
+ * header is its normative layout.  Everything here is shared between two
+ * processes that do not trust each other: the NIC copies every entry out of
+ * the segment before it looks at it and checks every index and length.
+ *
+ * Attach: the host connects to the NIC's control socket (abstract unix
+ * SOCK_SEQPACKET "\0p3-mcpd-<uid>[-<P3_MYRI_NIC>]", one per network
+ * namespace), sends struct myri_attach_req with three descriptors (the
+ * segment memfd, the doorbell eventfd, the interrupt eventfd) and reads
+ * struct myri_attach_rep.  The connection stays open for the life of the
+ * endpoint: its hang-up tells either side that the other one is gone.  The
+ * segment is an unnamed memfd, so nothing is left in the file system when
+ * either side dies, whatever the signal.
+ */
+#ifndef P3_MYRI_DEV_H
+#define P3_MYRI_DEV_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define MYRI_MAGIC   0x4d595249u /* "MYRI" */
+#define MYRI_VERSION 1u          /* bumped on any layout change */
+
+#define MYRI_CMDQ_LEN 1024u  /* command entries (power of two) */
+#define MYRI_EVTQ_LEN 2048u  /* event entries (power of two) */
+#define MYRI_NREG     16384u /* memory registration entries */
+#define MYRI_MAX_RUN  256u   /* registration entries one command may name */
+#define MYRI_HDR_LEN  104u   /* a Portals header in wire form (P3_HDR_WIRE_LEN) */
+
+/* ---- control socket ------------------------------------------------------ */
+enum myri_ctl_op {
+	MYRI_CTL_ATTACH = 1,   /* + 3 fds: segment, doorbell, interrupt */
+	MYRI_CTL_COUNTERS = 2, /* reply: text, the NIC's global counters */
+};
+
+struct myri_attach_req {
+	uint32_t magic, version, op;
+	uint32_t nid;      /* IPv4 address (host order) the endpoint answers at */
+	uint32_t pid;      /* requested Portals pid, UINT32_MAX: any */
+	uint32_t seg_size; /* sizeof(struct myri_seg) as the host built it */
+};
+
+struct myri_attach_rep {
+	uint32_t magic, version;
+	int32_t status;     /* 0 or a negative errno */
+	uint32_t nid, pid;  /* the endpoint's Portals id */
+	uint32_t nic_ospid; /* the NIC's process id (the host allows it to ptrace) */
+};
+
+/* ---- memory registration ------------------------------------------------ */
+/* A region the NIC may read and write: [addr, addr + len) in the host
+ * process.  A command names a run of consecutive entries (modulo MYRI_NREG)
+ * and one key; every entry of the run must be valid and carry that key, or
+ * the command is rejected.  The host revokes an entry by clearing valid
+ * after the command's completion event. */
+struct myri_reg {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t key; /* nonzero */
+	uint32_t valid;
+};
+
+/* ---- commands (host -> NIC) --------------------------------------------- */
+enum myri_cmd_op {
+	MYRI_CMD_SEND = 1,    /* send hdr + len bytes read from the run at offset */
+	MYRI_CMD_DELIVER = 2, /* put the first len bytes of received message
+	                         `token` into the run at offset */
+	MYRI_CMD_DISCARD = 3, /* drop received message `token` (no event) */
+};
+
+struct myri_cmd {
+	uint16_t op;
+	uint16_t nreg;      /* entries in the run (0 only with len 0) */
+	uint32_t reg_first; /* first entry of the run */
+	uint32_t key;       /* key every entry of the run carries */
+	uint32_t dst_nid;   /* SEND: destination Portals id */
+	uint32_t dst_pid;
+	uint32_t reserved;
+	uint64_t token;            /* the host's, echoed in the completion or rejection */
+	uint64_t nic_token;        /* DELIVER, DISCARD: the NIC's, from MYRI_EVT_RX_HDR */
+	uint64_t offset;           /* into the run */
+	uint64_t len;              /* payload bytes */
+	uint8_t hdr[MYRI_HDR_LEN]; /* SEND: the Portals header, wire form */
+};
+
+/* ---- events (NIC -> host) ----------------------------------------------- */
+enum myri_evt_type {
+	MYRI_EVT_TX_DONE = 1, /* SEND token finished: status 0 or -errno */
+	MYRI_EVT_RX_HDR = 2,  /* a message arrived: hdr, len = payload bytes,
+	                         token = the NIC's (answer DELIVER/DISCARD) */
+	MYRI_EVT_RX_DONE = 3, /* DELIVER token's bytes are in place (status) */
+	MYRI_EVT_REJECT = 4,  /* command rejected: token as given, status */
+};
+
+struct myri_evt {
+	uint16_t type;
+	uint16_t reserved;
+	int32_t status;
+	uint64_t token;
+	uint64_t len;
+	uint8_t hdr[MYRI_HDR_LEN];
+};
+
+/* ---- status registers (NIC writes, host reads: PtlNIStatus) ------------- */
+#define MYRI_COUNTERS(X)                                                                           \
+	X(cmds)                                                                                    \
+	X(cmds_rejected)                                                                           \
+	X(sends)                                                                                   \
+	X(send_bytes)                                                                              \
+	X(rx_msgs)                                                                                 \
+	X(rx_bytes)                                                                                \
+	X(dma_read_bytes)                                                                          \
+	X(dma_write_bytes)                                                                         \
+	X(dma_faults)                                                                              \
+	X(evt_backlog)                                                                             \
+	X(interrupts)                                                                              \
+	X(doorbells)
+
+enum myri_counter {
+#define MYRI_COUNTER_ENUM(n) MYRI_C_##n,
+	MYRI_COUNTERS(MYRI_COUNTER_ENUM)
+#undef MYRI_COUNTER_ENUM
+	    MYRI_NCOUNTERS
+};
+
+/* ---- the segment ------------------------------------------------------- */
+/*
+ * Rings: single producer, single consumer; head and tail count entries
+ * forever (index = count % LEN).  The producer writes the entry, then
+ * stores tail with release order; the consumer loads tail with acquire
+ * order, copies the entry, then stores head with release order.
+ *
+ * Sleep protocol (no lost wake-ups): a side about to block sets its
+ * *_sleeping word (seq_cst; the host counts its blocked threads up and
+ * down), checks its ring again and only then blocks.
+ * A producer publishes tail (seq_cst) and then reads the peer's flag: if
+ * set, it writes 1 to the peer's eventfd (doorbell: host -> NIC; interrupt:
+ * NIC -> host).
+ */
+struct myri_ring_idx {
+	_Atomic uint64_t head; /* consumer */
+	uint8_t pad0[56];
+	_Atomic uint64_t tail; /* producer */
+	uint8_t pad1[56];
+};
+
+struct myri_seg {
+	uint32_t magic, version, size, reserved; /* written by the host at attach */
+	_Atomic uint32_t nic_sleeping;           /* NIC blocks: ring the doorbell */
+	_Atomic uint32_t host_sleeping;          /* host threads blocked: raise the interrupt */
+	_Atomic uint32_t nic_state;              /* 1 running, 2 endpoint failed */
+	uint32_t reserved2;
+	_Atomic uint64_t counters[MYRI_NCOUNTERS]; /* this endpoint's, NIC-written */
+	struct myri_ring_idx cmdq;
+	struct myri_ring_idx evtq;
+	struct myri_cmd cmd[MYRI_CMDQ_LEN];
+	struct myri_evt evt[MYRI_EVTQ_LEN];
+	struct myri_reg reg[MYRI_NREG];
+};
+
+_Static_assert(sizeof(struct myri_cmd) == 160, "command entry layout");
+_Static_assert(sizeof(struct myri_evt) == 128, "event entry layout");
+_Static_assert(sizeof(struct myri_reg) == 24, "registration entry layout");
+
+#define MYRI_NIC_RUNNING 1u
+#define MYRI_NIC_FAILED  2u
+
+/* The control socket's abstract name ("\0" + this) for uid and nic tag. */
+#define MYRI_SOCK_FMT "p3-mcpd-%u%s%s"
+
+#endif /* P3_MYRI_DEV_H */

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* myri_host.h - private state of the host driver of the emulated Myrinet
+ * NIC, the "myrinet" NAL (host_init.c: attach, init/stop, ops table;
+ * host_io.c: commands, registration, events, progress). */
+#ifndef P3_MYRI_HOST_H
+#define P3_MYRI_HOST_H
+
+#include "myri_dev.h"
+#include "nal.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define MYRI_HOST_SLOTS 16384u /* operations in flight (sends + deliveries) */
+
+struct myri_slot {
+	struct p3_msg *msg;
+	uint32_t gen;
+	uint32_t reg_first, nreg;
+	int in_use;
+};
+
+struct myri_host {
+	struct p3_lib *lib;
+	int sock, doorbell_fd, intr_fd;
+	struct myri_seg *seg;
+	ptl_process_id_t id;
+	uint32_t nic_ospid;
+	/* cmd_lock: the command ring's producer side, the slot table and the
+	 * registration allocator.  evt_lock: the event ring's consumer side
+	 * (held while LIB runs, which may take cmd_lock through send()). */
+	pthread_mutex_t cmd_lock, evt_lock;
+	struct myri_slot slots[MYRI_HOST_SLOTS];
+	uint32_t slot_next;
+	uint8_t reg_busy[MYRI_NREG];
+	uint32_t reg_next, key_next;
+	_Atomic int nic_dead;
+	int stopped;
+};
+
+/* What recv() is given as nal_ctx by the event loop. */
+struct myri_rx_ctx {
+	uint64_t nic_token;
+	int called;
+};
+
+extern const struct p3_nal_ops p3_nal_myrinet_ops;
+
+/* host_io.c */
+int myri_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const struct iovec *iov,
+              size_t niov, uint64_t offset, uint64_t len);
+int myri_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec *iov, size_t niov,
+              uint64_t offset, uint64_t mlen, uint64_t rlen);
+int myri_progress(void *priv, int timeout_ms);
+void myri_wakeup(void *priv);
+void myri_fail_all(struct myri_host *h, ptl_ni_fail_t why);
+
+#endif

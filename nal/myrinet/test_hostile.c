@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_hostile.c - a hostile host against a running NIC (mcpd): this
+ * program speaks the device interface itself (no libportals3) and checks
+ * that the NIC rejects and counts what it must, never writes outside a
+ * registered region (guard pages), keeps serving other endpoints, and holds
+ * events back (counted) rather than losing them when the host does not
+ * drain its event queue.
+ *
+ * Usage: test_hostile (P3_MYRI_NIC names the NIC; test_hostile.sh starts one).
+ */
+#include "myri_dev.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			printf("ok: " __VA_ARGS__);                                                \
+		} else {                                                                           \
+			printf("FAIL (%s:%d): ", __FILE__, __LINE__);                              \
+			printf(__VA_ARGS__);                                                       \
+			failures++;                                                                \
+		}                                                                                  \
+		printf("\n");                                                                      \
+	} while (0)
+
+struct ep {
+	int sock, db, intr;
+	struct myri_seg *seg;
+	uint32_t nid, pid;
+};
+
+static int ep_attach(struct ep *e, uint32_t pid)
+{
+	const char *tag = getenv("P3_MYRI_NIC");
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, MYRI_SOCK_FMT,
+	                 (unsigned)getuid(), tag && *tag ? "-" : "", tag && *tag ? tag : "");
+	int memfd = memfd_create("hostile", MFD_CLOEXEC);
+	if (memfd < 0 || ftruncate(memfd, sizeof(struct myri_seg)) != 0)
+		return -errno;
+	e->seg = mmap(NULL, sizeof(struct myri_seg), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	e->db = eventfd(0, EFD_NONBLOCK);
+	e->intr = eventfd(0, EFD_NONBLOCK);
+	e->sock = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (e->seg == MAP_FAILED ||
+	    connect(e->sock, (struct sockaddr *)&sa,
+	            (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) != 0)
+		return -errno;
+	struct myri_attach_req req = {.magic = MYRI_MAGIC,
+	                              .version = MYRI_VERSION,
+	                              .op = MYRI_CTL_ATTACH,
+	                              .nid = 0x7f000001u,
+	                              .pid = pid,
+	                              .seg_size = sizeof(struct myri_seg)};
+	int fds[3] = {memfd, e->db, e->intr};
+	char cbuf[CMSG_SPACE(sizeof(fds))];
+	struct iovec iov = {&req, sizeof(req)};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	struct myri_attach_rep rep;
+	if (sendmsg(e->sock, &mh, 0) < 0 || recv(e->sock, &rep, sizeof(rep), 0) != sizeof(rep))
+		return -EPROTO;
+	close(memfd);
+	if (rep.status)
+		return rep.status;
+	prctl(PR_SET_PTRACER, (unsigned long)rep.nic_ospid, 0, 0, 0);
+	e->nid = rep.nid;
+	e->pid = rep.pid;
+	return 0;
+}
+
+static void push(struct ep *e, const struct myri_cmd *c)
+{
+	uint64_t t = atomic_load(&e->seg->cmdq.tail);
+	e->seg->cmd[t % MYRI_CMDQ_LEN] = *c;
+	atomic_store(&e->seg->cmdq.tail, t + 1);
+	uint64_t one = 1;
+	if (write(e->db, &one, sizeof(one)) < 0)
+		perror("doorbell");
+}
+
+/* The next event, waiting up to 5 s. */
+static int next_event(struct ep *e, struct myri_evt *out)
+{
+	for (int i = 0; i < 5000; i++) {
+		uint64_t h = atomic_load(&e->seg->evtq.head);
+		if (h != atomic_load(&e->seg->evtq.tail)) {
+			*out = e->seg->evt[h % MYRI_EVTQ_LEN];
+			atomic_store(&e->seg->evtq.head, h + 1);
+			return 0;
+		}
+		struct timespec d = {0, 1000000};
+		nanosleep(&d, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
+static void reg(struct ep *e, uint32_t i, void *addr, uint64_t len, uint32_t key)
+{
+	e->seg->reg[i] = (struct myri_reg){(uint64_t)(uintptr_t)addr, len, key, 1};
+}
+
+static struct myri_cmd send_cmd(struct ep *to, uint64_t token, uint32_t first, uint32_t key,
+                                uint64_t off, uint64_t len)
+{
+	struct myri_cmd c = {.op = MYRI_CMD_SEND,
+	                     .nreg = 1,
+	                     .reg_first = first,
+	                     .key = key,
+	                     .dst_nid = to->nid,
+	                     .dst_pid = to->pid,
+	                     .token = token,
+	                     .offset = off,
+	                     .len = len};
+	c.hdr[0] = 1; /* the NIC does not read the Portals header */
+	return c;
+}
+
+static void expect(struct ep *e, uint16_t type, uint64_t token, int status, const char *what)
+{
+	struct myri_evt ev;
+	int rc = next_event(e, &ev);
+	CHECK(rc == 0 && ev.type == type && ev.token == token && ev.status == status,
+	      "%s: event type %u token %llu status %d (want %u %llu %d)", what, rc ? 0 : ev.type,
+	      rc ? 0ull : (unsigned long long)ev.token, rc ? rc : ev.status, type,
+	      (unsigned long long)token, status);
+}
+
+int main(void)
+{
+	struct ep a, b;
+	long pg = sysconf(_SC_PAGESIZE);
+	/* page | guard | page | guard */
+	char *mem =
+	    mmap(NULL, 4 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	mprotect(mem + pg, (size_t)pg, PROT_NONE);
+	mprotect(mem + 3 * pg, (size_t)pg, PROT_NONE);
+	char *src = mem, *dst = mem + 2 * pg;
+	memset(src, 0xab, (size_t)pg);
+	memset(dst, 0x11, (size_t)pg);
+	if (ep_attach(&a, UINT32_MAX) || ep_attach(&b, UINT32_MAX)) {
+		printf("FAIL: cannot attach to the NIC (is mcpd running? P3_MYRI_NIC?)\n");
+		return 1;
+	}
+
+	/* 1. a window beyond the registered region (into the guard page) */
+	reg(&a, 0, src, (uint64_t)pg, 7);
+	struct myri_cmd c = send_cmd(&b, 1, 0, 7, (uint64_t)pg - 8, 64);
+	push(&a, &c);
+	expect(&a, MYRI_EVT_REJECT, 1, -EACCES, "send past a registered region");
+	/* 2. a forged key */
+	c = send_cmd(&b, 2, 0, 8, 0, 64);
+	push(&a, &c);
+	expect(&a, MYRI_EVT_REJECT, 2, -EACCES, "send with a forged key");
+	/* 3. malformed entries */
+	c = send_cmd(&b, 3, 0, 7, 0, 64);
+	c.op = 99;
+	push(&a, &c);
+	expect(&a, MYRI_EVT_REJECT, 3, -EOPNOTSUPP, "unknown opcode");
+	c = send_cmd(&b, 4, MYRI_NREG + 5, 7, 0, 64);
+	push(&a, &c);
+	expect(&a, MYRI_EVT_REJECT, 4, -EINVAL, "registration index out of range");
+	c = send_cmd(&b, 5, 0, 7, 0, 64);
+	c.nreg = MYRI_MAX_RUN + 1;
+	push(&a, &c);
+	expect(&a, MYRI_EVT_REJECT, 5, -EINVAL, "run longer than the limit");
+	c = send_cmd(&b, 6, 0, 7, UINT64_MAX - 4, 64);
+	push(&a, &c);
+	expect(&a, MYRI_EVT_REJECT, 6, -EMSGSIZE, "offset + length wraps around");
+	/* 4. a forged receive token */
+	struct myri_cmd d = {.op = MYRI_CMD_DELIVER, .nic_token = 0x1234500000077ull, .token = 7};
+	push(&a, &d);
+	expect(&a, MYRI_EVT_REJECT, 7, -ENOENT, "deliver with a forged NIC token");
+
+	/* 5. a legal send; the receiver answers with a window that would run
+	 * into its guard page (rejected, nothing written), then legally */
+	c = send_cmd(&b, 8, 0, 7, 0, 100);
+	push(&a, &c);
+	expect(&a, MYRI_EVT_TX_DONE, 8, 0, "legal send completes");
+	struct myri_evt rx;
+	int rc = next_event(&b, &rx);
+	CHECK(rc == 0 && rx.type == MYRI_EVT_RX_HDR && rx.len == 100, "receiver gets the header");
+	reg(&b, 10, dst, (uint64_t)pg, 99);
+	d = (struct myri_cmd){.op = MYRI_CMD_DELIVER,
+	                      .nreg = 1,
+	                      .reg_first = 10,
+	                      .key = 99,
+	                      .nic_token = rx.token,
+	                      .token = 20,
+	                      .offset = (uint64_t)pg - 50,
+	                      .len = 100};
+	push(&b, &d);
+	expect(&b, MYRI_EVT_REJECT, 20, -EACCES, "deliver into a guard page");
+	int clean = 1;
+	for (long i = 0; i < pg; i++)
+		clean &= dst[i] == 0x11;
+	CHECK(clean, "nothing written by the rejected delivery");
+	d.offset = (uint64_t)pg - 100;
+	d.token = 21;
+	push(&b, &d);
+	expect(&b, MYRI_EVT_RX_DONE, 21, 0, "legal delivery after the rejected one");
+	int right = 1;
+	for (long i = 0; i < pg; i++)
+		right &= dst[i] == (i >= pg - 100 ? (char)0xab : 0x11);
+	CHECK(right, "delivered bytes right, the rest untouched");
+	d.token = 22;
+	push(&b, &d);
+	expect(&b, MYRI_EVT_REJECT, 22, -ENOENT, "a second answer to the same message (stale)");
+
+	/* 6. a host that does not drain: 3000 rejected commands produce 3000
+	 * events, more than the event queue holds; none is lost */
+	for (int i = 0; i < 3000; i++) {
+		while (atomic_load(&a.seg->cmdq.tail) - atomic_load(&a.seg->cmdq.head) >=
+		       MYRI_CMDQ_LEN) {
+			struct timespec t = {0, 100000};
+			nanosleep(&t, NULL);
+		}
+		c = send_cmd(&b, 1000 + (uint64_t)i, 0, 8, 0, 8);
+		push(&a, &c);
+	}
+	int got = 0;
+	struct myri_evt ev;
+	while (got < 3000 && next_event(&a, &ev) == 0 && ev.token == 1000 + (uint64_t)got)
+		got++;
+	CHECK(got == 3000, "3000 events through a 2048-entry queue in order (%d)", got);
+	CHECK(atomic_load(&a.seg->counters[MYRI_C_evt_backlog]) > 0,
+	      "the NIC held events back (evt_backlog %llu)",
+	      (unsigned long long)atomic_load(&a.seg->counters[MYRI_C_evt_backlog]));
+	CHECK(atomic_load(&a.seg->counters[MYRI_C_cmds_rejected]) == 3007,
+	      "rejections counted (%llu)",
+	      (unsigned long long)atomic_load(&a.seg->counters[MYRI_C_cmds_rejected]));
+
+	/* 7. a tail no producer could write: the NIC fails this endpoint only */
+	atomic_store(&a.seg->cmdq.tail, atomic_load(&a.seg->cmdq.head) + 5 * MYRI_CMDQ_LEN);
+	uint64_t one = 1;
+	if (write(a.db, &one, sizeof(one)) < 0)
+		perror("doorbell");
+	struct pollfd p = {.fd = a.sock, .events = POLLIN};
+	CHECK(poll(&p, 1, 5000) == 1, "endpoint with a corrupt queue dropped (hang-up)");
+	CHECK(atomic_load(&a.seg->nic_state) == MYRI_NIC_FAILED, "nic_state says failed");
+	struct ep c2;
+	CHECK(ep_attach(&c2, UINT32_MAX) == 0, "the NIC still serves new endpoints");
+	c = send_cmd(&c2, 30, 0, 7, 0, 10);
+	push(&b, &c);
+	/* b's registration 0 is unset: rejected; a NIC that still works says so */
+	expect(&b, MYRI_EVT_REJECT, 30, -EACCES, "the NIC still serves old endpoints");
+	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+	return failures ? 1 : 0;
+}
