@@ -39,7 +39,7 @@ static ssize_t rma_common(struct ptl3_ep *ep, int write, const struct iovec *iov
 		return -FI_EAGAIN;
 	}
 	op->context = context;
-	op->want_comp = !(flags & FI_INJECT) && (!ep->tx_selective || (flags & FI_COMPLETION));
+	op->want_comp = !(flags & PTL3_INJECT_CALL) && (!ep->tx_selective || (flags & FI_COMPLETION));
 	if (write && (flags & FI_INJECT) && len) {
 		buf = ptl3_op_bounce(op, buf, len);
 		if (!buf) {
@@ -99,7 +99,7 @@ static ssize_t r_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64
 	if (msg->rma_iov_count != 1)
 		return -FI_EINVAL;
 	return rma_common(ptl3_ep_of(ep), 0, msg->msg_iov, msg->iov_count, msg->addr,
-			  msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->context, flags);
+			  msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->context, flags & ~PTL3_INJECT_CALL);
 }
 static ssize_t r_write(struct fid_ep *ep, const void *buf, size_t len, void *desc,
 		       fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
@@ -121,13 +121,14 @@ static ssize_t r_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint6
 	if (flags & FI_REMOTE_CQ_DATA)
 		return -FI_ENOSYS;
 	return rma_common(ptl3_ep_of(ep), 1, msg->msg_iov, msg->iov_count, msg->addr,
-			  msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->context, flags);
+			  msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->context, flags & ~PTL3_INJECT_CALL);
 }
 static ssize_t r_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr,
 			uint64_t addr, uint64_t key)
 {
 	struct iovec iov = {(void *)buf, len};
-	return rma_common(ptl3_ep_of(ep), 1, &iov, 1, dest_addr, addr, key, NULL, FI_INJECT);
+	return rma_common(ptl3_ep_of(ep), 1, &iov, 1, dest_addr, addr, key, NULL,
+			  FI_INJECT | PTL3_INJECT_CALL);
 }
 static ssize_t r_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
 			   uint64_t data, fi_addr_t dest_addr, uint64_t addr, uint64_t key,
