@@ -310,6 +310,7 @@ struct ptl3_op {
 	uint64_t tag;
 	uint64_t hdr;
 	int done;		/* sync get finished */
+	int notify;		/* fi_writedata: send the CQ data (hdr) at the ACK */
 	int posted;		/* ME is in the match list */
 	struct ptl3_op *next;	/* posted list */
 };
@@ -383,6 +384,7 @@ struct ptl3_ep {
 	int tx_selective, rx_selective;
 	struct ptl3_cntr *send_cntr, *recv_cntr, *read_cntr, *write_cntr;
 	uint64_t tx_op_flags, rx_op_flags;
+	int rx_cq_data;		/* FI_RX_CQ_DATA mode accepted: fi_writedata allowed */
 	size_t min_multi_recv;
 	uint32_t pt_base;
 	ptl_handle_eq_t eq;	/* completions */
@@ -470,6 +472,8 @@ void ptl3_rx_complete_locked(struct ptl3_ep *ep, void *context, uint64_t flags, 
 extern struct fi_ops_msg ptl3_msg_ops;
 extern struct fi_ops_tagged ptl3_tagged_ops;
 extern struct fi_ops_rma ptl3_rma_ops;
+/* after a fi_writedata's ACK: its CQ data to the target's PT_MSG */
+void ptl3_rma_notify_locked(struct ptl3_ep *ep, ptl_process_id_t target, uint64_t data);
 /* fi_inject()/fi_tinject()/fi_inject_write() and their data variants: the
  * one case fi_msg(3) writes no completion for.  The FI_INJECT *flag*
  * (op_flags, fi_sendmsg) only means "buffer reusable at return"; such a

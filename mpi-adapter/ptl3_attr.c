@@ -268,7 +268,10 @@ static void echo_hints(struct fi_info *fi, const struct fi_info *hints)
 		if (!(fi->caps & (FI_SEND | FI_RECV)))
 			fi->caps |= FI_SEND | FI_RECV;
 	}
-	fi->mode = 0;
+	/* remote CQ data of writes takes a posted receive (ptl3_rma.c):
+	 * fi_writedata is there for applications that accept FI_RX_CQ_DATA */
+	fi->mode = hints->mode & FI_RX_CQ_DATA;
+	fi->rx_attr->mode = fi->mode;
 	if (hints->domain_attr) {
 		const struct fi_domain_attr *d = hints->domain_attr;
 		if (d->threading != FI_THREAD_UNSPEC)

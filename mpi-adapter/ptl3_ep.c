@@ -278,6 +278,8 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 		if (ev->type != PTL_EVENT_ACK && ev->type != PTL_EVENT_SEND_END)
 			return;
 		ep->st.acks += ev->type == PTL_EVENT_ACK;
+		if (op->notify && !fail)
+			ptl3_rma_notify_locked(ep, op->target, op->hdr);
 		if (op->want_comp || fail)
 			ptl3_cq_push_locked(ep->tx_cq, op->context, FI_RMA | FI_WRITE, 0, NULL, 0, 0,
 					    fail ? FI_EIO : 0, 0);
@@ -770,6 +772,8 @@ int ptl3_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 	/* the endpoint's source address names the pid its NI opens at */
 	if (info && ptl3_addr_valid(info->src_addr, info->src_addrlen) && !dom->ni_open)
 		dom->req_pid = ((const struct ptl3_addr *)info->src_addr)->pid;
+	ep->rx_cq_data = info && ((info->mode & FI_RX_CQ_DATA) ||
+				  (info->rx_attr && (info->rx_attr->mode & FI_RX_CQ_DATA)));
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags & ~PTL3_INJECT_CALL : 0;
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags & ~PTL3_INJECT_CALL : 0;
 	ep->min_multi_recv = 16384;

@@ -8,9 +8,13 @@
 # passes on ptl3 fails this script too, so the list cannot go stale.
 # fi_getinfo_test, fi_eq_test, fi_cq_test must pass over ptl3 regardless.
 # Then fi_msg_inject inject / inj_complete over udp, P3_FABTESTS_REPEAT
-# (default 50) runs each: a sender must complete whatever its peer does.
-# Environment: P3_FABTESTS_SET (runfabtests -t, default "unit,functional,short"),
-# P3_FABTESTS_TIMEOUT (per test, default 30 s), P3_FABTESTS_REPEAT.
+# runs each: a sender must complete whatever its peer does.
+# CI runs the bounded default (the unit set, 3 repetitions); the full check
+# (about 18 min on 2 loaded cores: every runfabtests test that fails waits
+# out its timeout, and a udp run lingers ~5 s at close) is
+#   P3_FABTESTS_SET=unit,functional,short P3_FABTESTS_REPEAT=50 tests/fabtests.sh
+# Environment: P3_FABTESTS_SET (runfabtests -t, default "unit"),
+# P3_FABTESTS_TIMEOUT (per test, default 30 s), P3_FABTESTS_REPEAT (default 3).
 . "$(dirname "$0")/common.sh"
 need_provider
 need_nosan "fabtests (not built with the sanitizers)"
@@ -20,9 +24,9 @@ FT=$("$P3_SRCDIR/mpi-adapter/build-fabtests" 2>"$TMPD/build.err") || {
 	exit 77
 }
 BIN="$FT/bin"
-SET="${P3_FABTESTS_SET:-unit,functional,short}"
+SET="${P3_FABTESTS_SET:-unit}"
 TMO="${P3_FABTESTS_TIMEOUT:-30}"
-REPEAT="${P3_FABTESTS_REPEAT:-50}"
+REPEAT="${P3_FABTESTS_REPEAT:-3}"
 GAPS="$P3_SRCDIR/mpi-adapter/tests/fabtests-gaps.txt"
 export FI_PROVIDER_PATH="$FI_PTL3_PROVIDER_DIR"
 # the server's pid is fabtests' port (9228); close waits are bounded short
