@@ -62,7 +62,7 @@ static void eq_fd_update_locked(struct ptl3_eq *eq)
 }
 
 static ssize_t eq_push_locked(struct ptl3_eq *eq, uint32_t event, const void *buf, size_t len,
-			      int is_err)
+                              int is_err)
 {
 	if (eq->count == eq->cap)
 		return -FI_EAGAIN;
@@ -93,7 +93,7 @@ static void eq_pop_locked(struct ptl3_eq *eq)
 }
 
 static ssize_t eq_read_locked(struct ptl3_eq *eq, uint32_t *event, void *buf, size_t len,
-			      uint64_t flags)
+                              uint64_t flags)
 {
 	if (!eq->count)
 		return -FI_EAGAIN;
@@ -145,7 +145,7 @@ static ssize_t eq_readerr(struct fid_eq *feq, struct fi_eq_err_entry *buf, uint6
 }
 
 static ssize_t eq_write(struct fid_eq *feq, uint32_t event, const void *buf, size_t len,
-			uint64_t flags)
+                        uint64_t flags)
 {
 	if (!feq || (len && !buf))
 		return -FI_EINVAL;
@@ -160,7 +160,7 @@ static ssize_t eq_write(struct fid_eq *feq, uint32_t event, const void *buf, siz
 }
 
 static ssize_t eq_sread(struct fid_eq *feq, uint32_t *event, void *buf, size_t len, int timeout,
-			uint64_t flags)
+                        uint64_t flags)
 {
 	if (!feq)
 		return -FI_EINVAL;
@@ -195,7 +195,7 @@ static ssize_t eq_sread(struct fid_eq *feq, uint32_t *event, void *buf, size_t l
 }
 
 static const char *eq_strerror(struct fid_eq *eq, int prov_errno, const void *err_data, char *buf,
-			       size_t len)
+                               size_t len)
 {
 	const char *s = prov_errno ? PtlErrorStr((unsigned)prov_errno) : "no Portals error";
 	if (buf && len) {
@@ -206,12 +206,12 @@ static const char *eq_strerror(struct fid_eq *eq, int prov_errno, const void *er
 }
 
 static struct fi_ops_eq eq_ops = {
-	.size = sizeof(struct fi_ops_eq),
-	.read = eq_read,
-	.readerr = eq_readerr,
-	.write = eq_write,
-	.sread = eq_sread,
-	.strerror = eq_strerror,
+    .size = sizeof(struct fi_ops_eq),
+    .read = eq_read,
+    .readerr = eq_readerr,
+    .write = eq_write,
+    .sread = eq_sread,
+    .strerror = eq_strerror,
 };
 
 static int eq_close(struct fid *fid)
@@ -244,17 +244,17 @@ static int eq_control(struct fid *fid, int command, void *arg)
 }
 
 static struct fi_ops eq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = eq_close,
-	.bind = ptl3_no_bind,
-	.control = eq_control,
-	.ops_open = ptl3_no_ops_open,
-	.tostr = ptl3_no_tostr,
-	.ops_set = ptl3_no_ops_set,
+    .size = sizeof(struct fi_ops),
+    .close = eq_close,
+    .bind = ptl3_no_bind,
+    .control = eq_control,
+    .ops_open = ptl3_no_ops_open,
+    .tostr = ptl3_no_tostr,
+    .ops_set = ptl3_no_ops_set,
 };
 
 int ptl3_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **feq,
-		 void *context)
+                 void *context)
 {
 	if (!fabric || !attr || !feq)
 		return -FI_EINVAL;
