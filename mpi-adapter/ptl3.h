@@ -164,6 +164,7 @@ struct ptl3_domain {
 	ptl_handle_ni_t ni;
 	ptl_process_id_t id;
 	ptl_interface_t iface;
+	ptl_pid_t req_pid;	/* pid to open the NI at (fi_info src_addr), or PTL_PID_ANY */
 	const char *nal_name, *progress_name;
 	int app_progress;	/* call PtlProgress from the provider */
 	struct ptl3_ep *ep;	/* the endpoint (one per NI) */
@@ -180,6 +181,15 @@ struct ptl3_addr {
 	uint32_t pid;
 	uint32_t reserved;
 };
+
+/* node/service -> address (ptl3_addr.c): service = Portals pid (none:
+ * PTL_PID_ANY), node = nid (IPv4 over udp/ether, 0 over shmem) or a
+ * printed address; -FI_ENODATA if they name none */
+#define PTL3_ADDR_PREFIX "ptl3://"
+int ptl3_addr_resolve(const char *node, const char *service, struct ptl3_addr *out);
+int ptl3_addr_valid(const void *addr, size_t len); /* a ptl3 address of that length */
+/* "ptl3://nid:pid" into buf (snprintf rules); returns the full length */
+size_t ptl3_addr_print(const struct ptl3_addr *a, char *buf, size_t len);
 
 struct ptl3_av {
 	struct fid_av av_fid;
@@ -205,6 +215,7 @@ struct ptl3_cq {
 	size_t cap, head, count;
 	struct ptl3_ep *ep;	/* for progress */
 	unsigned empty_polls;	/* consecutive reads that found nothing */
+	int signaled;		/* fi_cq_signal not yet seen by fi_cq_sread */
 };
 
 struct ptl3_cntr {
@@ -299,6 +310,7 @@ struct ptl3_op {
 	uint64_t tag;
 	uint64_t hdr;
 	int done;		/* sync get finished */
+	int notify;		/* fi_writedata: send the CQ data (hdr) at the ACK */
 	int posted;		/* ME is in the match list */
 	struct ptl3_op *next;	/* posted list */
 };
@@ -367,10 +379,12 @@ struct ptl3_ep {
 	int enabled;
 	int closing;
 	struct ptl3_av *av;
+	struct fid_eq *eq_bound; /* fi_ep_bind'ed EQ (no events posted to it) */
 	struct ptl3_cq *tx_cq, *rx_cq;
 	int tx_selective, rx_selective;
 	struct ptl3_cntr *send_cntr, *recv_cntr, *read_cntr, *write_cntr;
 	uint64_t tx_op_flags, rx_op_flags;
+	int rx_cq_data;		/* FI_RX_CQ_DATA mode accepted: fi_writedata allowed */
 	size_t min_multi_recv;
 	uint32_t pt_base;
 	ptl_handle_eq_t eq;	/* completions */
@@ -401,6 +415,12 @@ int ptl3_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 int ptl3_domain_ni_open_locked(struct ptl3_domain *dom);
 #define ptl3_lock(dom) pthread_mutex_lock(&(dom)->lock)
 #define ptl3_unlock(dom) pthread_mutex_unlock(&(dom)->lock)
+
+/* ---- event queues (ptl3_eq.c) */
+int ptl3_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
+		 void *context);
+void ptl3_eq_ref(struct fid_eq *eq, int delta); /* bound by an endpoint */
+int ptl3_eq_trywait(struct fid_eq *eq);         /* -FI_EAGAIN while not empty */
 
 /* ---- objects opened from the domain */
 int ptl3_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
@@ -452,6 +472,14 @@ void ptl3_rx_complete_locked(struct ptl3_ep *ep, void *context, uint64_t flags, 
 extern struct fi_ops_msg ptl3_msg_ops;
 extern struct fi_ops_tagged ptl3_tagged_ops;
 extern struct fi_ops_rma ptl3_rma_ops;
+/* after a fi_writedata's ACK: its CQ data to the target's PT_MSG */
+void ptl3_rma_notify_locked(struct ptl3_ep *ep, ptl_process_id_t target, uint64_t data);
+/* fi_inject()/fi_tinject()/fi_inject_write() and their data variants: the
+ * one case fi_msg(3) writes no completion for.  The FI_INJECT *flag*
+ * (op_flags, fi_sendmsg) only means "buffer reusable at return"; such a
+ * send still completes.  A provider-private flag bit (60-63 are unused by
+ * libfabric's public flags); stripped from the application's flags. */
+#define PTL3_INJECT_CALL (1ULL << 62)
 /* the common send path: qid selects PT_TAG or PT_MSG */
 ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
 			 fi_addr_t dest, uint64_t tag, uint64_t data, int has_data, void *context,

@@ -96,27 +96,110 @@ const struct fi_info ptl3_info_template = {
 	.fabric_attr = &fabric_attr,
 };
 
-static int hints_ok(const struct fi_info *h)
+/* mr_mode: a region is addressed by offsets from its start under a key the
+ * application chooses, which is FI_MR_SCALABLE (and needs no mr_mode bit
+ * since 1.5).  FI_MR_BASIC (virtual addresses, provider keys) cannot be
+ * honoured.  Returns the mode to report, or -1. */
+static int mr_mode_for(uint32_t version, const struct fi_info *h)
+{
+	int asked = h && h->domain_attr ? h->domain_attr->mr_mode : 0;
+	if (asked == FI_MR_BASIC)
+		return -1;
+	if (asked == FI_MR_SCALABLE || FI_VERSION_LT(version, FI_VERSION(1, 5)))
+		return FI_MR_SCALABLE;
+	return 0;
+}
+
+static int tx_rx_hints_ok(const struct fi_info *h)
+{
+	if (h->tx_attr) {
+		if (h->tx_attr->msg_order & ~tx_attr.msg_order)
+			return 0;
+		if (h->tx_attr->comp_order & ~tx_attr.comp_order)
+			return 0;
+		if (h->tx_attr->iov_limit > tx_attr.iov_limit ||
+		    h->tx_attr->rma_iov_limit > tx_attr.rma_iov_limit)
+			return 0;
+		if (h->tx_attr->inject_size > ptl3_params.inject_size)
+			return 0;
+		if (h->tx_attr->size > tx_attr.size)
+			return 0;
+		if (h->tx_attr->caps & ~ptl3_caps_now())
+			return 0;
+	}
+	if (h->rx_attr) {
+		if (h->rx_attr->msg_order & ~rx_attr.msg_order)
+			return 0;
+		if (h->rx_attr->comp_order & ~rx_attr.comp_order)
+			return 0;
+		if (h->rx_attr->iov_limit > rx_attr.iov_limit)
+			return 0;
+		if (h->rx_attr->size > rx_attr.size)
+			return 0;
+		if (h->rx_attr->caps & ~ptl3_caps_now())
+			return 0;
+	}
+	return 1;
+}
+
+static int ep_hints_ok(const struct fi_ep_attr *e)
+{
+	if (e->type != FI_EP_UNSPEC && e->type != FI_EP_RDM)
+		return 0;
+	if (e->protocol != FI_PROTO_UNSPEC)
+		return 0;
+	if (e->max_msg_size > ep_attr.max_msg_size)
+		return 0;
+	/* no RMA ordering (read-after-write &c.) is offered */
+	if (e->max_order_raw_size || e->max_order_war_size || e->max_order_waw_size)
+		return 0;
+	if (e->tx_ctx_cnt > 1 || e->rx_ctx_cnt > 1)
+		return 0; /* FI_SHARED_CONTEXT included */
+	if (e->auth_key_size)
+		return 0;
+	return 1;
+}
+
+static int domain_hints_ok(const struct fi_domain_attr *d)
+{
+	if (d->name && strcmp(d->name, domain_attr.name))
+		return 0;
+	if (d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_TABLE && d->av_type != FI_AV_MAP)
+		return 0;
+	if (d->cq_data_size > domain_attr.cq_data_size)
+		return 0;
+	if (d->mr_key_size > domain_attr.mr_key_size)
+		return 0;
+	if (d->data_progress == FI_PROGRESS_AUTO || d->control_progress == FI_PROGRESS_AUTO)
+		return 0;
+	/* FI_SHARED_AV (named AVs) is refused: ranks exchange addresses */
+	if (d->caps & ~domain_attr.caps)
+		return 0;
+	if (d->ep_cnt > domain_attr.ep_cnt || d->tx_ctx_cnt > domain_attr.tx_ctx_cnt ||
+	    d->rx_ctx_cnt > domain_attr.rx_ctx_cnt || d->max_ep_tx_ctx > 1 ||
+	    d->max_ep_rx_ctx > 1 || d->max_ep_stx_ctx || d->max_ep_srx_ctx)
+		return 0;
+	if (d->auth_key_size)
+		return 0;
+	return 1;
+}
+
+static int hints_ok(uint32_t version, const struct fi_info *h)
 {
 	if (!h)
 		return 1;
-	/* anything we cannot do (FI_RMA, FI_ATOMIC, FI_SOURCE, ...) */
+	/* anything we cannot do (FI_ATOMIC, FI_SOURCE, FI_RMA_EVENT, ...) */
 	if (h->caps & ~ptl3_caps_now())
 		return 0;
-	if (h->ep_attr) {
-		if (h->ep_attr->type != FI_EP_UNSPEC && h->ep_attr->type != FI_EP_RDM)
-			return 0;
-		if (h->ep_attr->max_msg_size > ep_attr.max_msg_size)
-			return 0;
-		if (h->ep_attr->tx_ctx_cnt > 1 && h->ep_attr->tx_ctx_cnt != FI_SHARED_CONTEXT)
-			return 0;
-		if (h->ep_attr->rx_ctx_cnt > 1 && h->ep_attr->rx_ctx_cnt != FI_SHARED_CONTEXT)
-			return 0;
-		if (h->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT ||
-		    h->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT)
-			return 0;
-	}
 	if (h->addr_format != FI_FORMAT_UNSPEC)
+		return 0;
+	if (h->src_addr && !ptl3_addr_valid(h->src_addr, h->src_addrlen))
+		return 0;
+	if (h->dest_addr && !ptl3_addr_valid(h->dest_addr, h->dest_addrlen))
+		return 0;
+	if (h->ep_attr && !ep_hints_ok(h->ep_attr))
+		return 0;
+	if (!tx_rx_hints_ok(h))
 		return 0;
 	if (h->fabric_attr) {
 		if (h->fabric_attr->name && strcmp(h->fabric_attr->name, fabric_attr.name))
@@ -125,27 +208,95 @@ static int hints_ok(const struct fi_info *h)
 		    !strstr(h->fabric_attr->prov_name, PTL3_PROV_NAME))
 			return 0;
 	}
-	if (h->domain_attr) {
-		const struct fi_domain_attr *d = h->domain_attr;
-		if (d->name && strcmp(d->name, domain_attr.name))
-			return 0;
-		if (d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_TABLE && d->av_type != FI_AV_MAP)
-			return 0;
-		if (d->cq_data_size > domain_attr.cq_data_size)
-			return 0;
-		if (d->mr_key_size > domain_attr.mr_key_size)
-			return 0;
-		if (d->data_progress == FI_PROGRESS_AUTO || d->control_progress == FI_PROGRESS_AUTO)
-			return 0;
+	if (h->domain_attr && !domain_hints_ok(h->domain_attr))
+		return 0;
+	return mr_mode_for(version, h) >= 0;
+}
+
+static void *dup_addr(const struct ptl3_addr *a, size_t *len)
+{
+	void *p = malloc(sizeof(*a));
+	if (p)
+		memcpy(p, a, sizeof(*a));
+	*len = p ? sizeof(*a) : 0;
+	return p;
+}
+
+/* src_addr and dest_addr: node/service name the source with FI_SOURCE,
+ * the destination otherwise; the hints' addresses are kept */
+static int fill_addrs(struct fi_info *fi, const char *node, const char *service, uint64_t flags,
+		      const struct fi_info *h)
+{
+	struct ptl3_addr src, dst;
+	int have_dst = 0, rc;
+	if (flags & FI_SOURCE) {
+		rc = ptl3_addr_resolve(node, service, &src);
+	} else if (h && h->src_addr) {
+		memcpy(&src, h->src_addr, sizeof(src));
+		rc = 0;
+	} else {
+		rc = ptl3_addr_resolve(NULL, NULL, &src);
 	}
-	return 1;
+	if (rc)
+		return rc;
+	if (!(flags & FI_SOURCE) && (node || service)) {
+		rc = ptl3_addr_resolve(node, service, &dst);
+		if (rc)
+			return rc;
+		have_dst = 1;
+	} else if (h && h->dest_addr) {
+		memcpy(&dst, h->dest_addr, sizeof(dst));
+		have_dst = 1;
+	}
+	fi->src_addr = dup_addr(&src, &fi->src_addrlen);
+	if (!fi->src_addr)
+		return -FI_ENOMEM;
+	if (have_dst) {
+		fi->dest_addr = dup_addr(&dst, &fi->dest_addrlen);
+		if (!fi->dest_addr)
+			return -FI_ENOMEM;
+	}
+	return 0;
+}
+
+static void echo_hints(struct fi_info *fi, const struct fi_info *hints)
+{
+	/* echo what the application asked for where we can honour it */
+	if (hints->caps)
+		fi->caps = (hints->caps & ptl3_caps_now()) | (ptl3_caps & (FI_LOCAL_COMM | FI_REMOTE_COMM));
+	if (hints->caps & (FI_MSG | FI_TAGGED)) {
+		if (!(fi->caps & (FI_SEND | FI_RECV)))
+			fi->caps |= FI_SEND | FI_RECV;
+	}
+	/* remote CQ data of writes takes a posted receive (ptl3_rma.c):
+	 * fi_writedata is there for applications that accept FI_RX_CQ_DATA */
+	fi->mode = hints->mode & FI_RX_CQ_DATA;
+	fi->rx_attr->mode = fi->mode;
+	if (hints->domain_attr) {
+		const struct fi_domain_attr *d = hints->domain_attr;
+		if (d->threading != FI_THREAD_UNSPEC)
+			fi->domain_attr->threading = d->threading;
+		if (d->av_type != FI_AV_UNSPEC)
+			fi->domain_attr->av_type = d->av_type;
+		if (d->resource_mgmt != FI_RM_UNSPEC)
+			fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	}
+	if (hints->tx_attr)
+		fi->tx_attr->op_flags = hints->tx_attr->op_flags;
+	if (hints->rx_attr)
+		fi->rx_attr->op_flags = hints->rx_attr->op_flags;
+	fi->tx_attr->caps = fi->caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ | FI_WRITE);
+	fi->rx_attr->caps = fi->caps & (FI_MSG | FI_TAGGED | FI_MULTI_RECV | FI_RECV |
+					FI_DIRECTED_RECV | FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE);
 }
 
 int ptl3_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
 		 const struct fi_info *hints, struct fi_info **info)
 {
+	if (!info)
+		return -FI_EINVAL;
 	*info = NULL;
-	if (!hints_ok(hints))
+	if (!hints_ok(version, hints))
 		return -FI_ENODATA;
 	struct fi_info *fi = fi_dupinfo(&ptl3_info_template);
 	if (!fi)
@@ -156,41 +307,14 @@ int ptl3_getinfo(uint32_t version, const char *node, const char *service, uint64
 		fi->rx_attr->caps |= FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	}
 	fi->tx_attr->inject_size = ptl3_params.inject_size;
-	free(fi->domain_attr->name);
-	char dname[48];
-	snprintf(dname, sizeof(dname), "ptl3");
-	fi->domain_attr->name = strdup(dname);
+	fi->domain_attr->mr_mode = mr_mode_for(version, hints);
 	/* fabric_attr->prov_name is filled in by libfabric's core */
-	if (hints) {
-		/* echo what the application asked for where we can honour it */
-		if (hints->caps)
-			fi->caps = (hints->caps & ptl3_caps_now()) |
-				   (ptl3_caps & (FI_LOCAL_COMM | FI_REMOTE_COMM));
-		if (hints->caps & (FI_MSG | FI_TAGGED)) {
-			if (!(fi->caps & (FI_SEND | FI_RECV)))
-				fi->caps |= FI_SEND | FI_RECV;
-		}
-		fi->mode = 0;
-		if (hints->domain_attr) {
-			const struct fi_domain_attr *d = hints->domain_attr;
-			if (d->threading != FI_THREAD_UNSPEC)
-				fi->domain_attr->threading = d->threading;
-			if (d->av_type != FI_AV_UNSPEC)
-				fi->domain_attr->av_type = d->av_type;
-			if (d->resource_mgmt != FI_RM_UNSPEC)
-				fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
-		}
-		if (hints->tx_attr) {
-			fi->tx_attr->op_flags = hints->tx_attr->op_flags;
-		}
-		if (hints->rx_attr) {
-			fi->rx_attr->op_flags = hints->rx_attr->op_flags;
-		}
-		fi->tx_attr->caps = fi->caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ |
-						FI_WRITE);
-		fi->rx_attr->caps = fi->caps & (FI_MSG | FI_TAGGED | FI_MULTI_RECV | FI_RECV |
-						FI_DIRECTED_RECV | FI_RMA | FI_REMOTE_READ |
-						FI_REMOTE_WRITE);
+	if (hints)
+		echo_hints(fi, hints);
+	int rc = fill_addrs(fi, node, service, flags, hints);
+	if (rc) {
+		fi_freeinfo(fi);
+		return rc;
 	}
 	*info = fi;
 	return 0;

@@ -19,11 +19,15 @@ int ptl3_av_get(struct ptl3_av *av, fi_addr_t addr, ptl_process_id_t *id)
 static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_addr,
 		     uint64_t flags, void *context)
 {
+	if (!fav || (count && !addr))
+		return -FI_EINVAL;
 	struct ptl3_av *av = container_of(fav, struct ptl3_av, av_fid);
 	const struct ptl3_addr *in = addr;
 	int ok = 0;
 	if (flags)
 		return -FI_EBADFLAGS;
+	if (!count)
+		return 0;
 	ptl3_lock(av->dom);
 	if (av->count + count > av->cap) {
 		size_t ncap = av->cap ? av->cap : 64;
@@ -54,10 +58,19 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr
 	return ok;
 }
 
+/* node and service as fi_getinfo reads them (ptl3_addr.c) */
 static int av_insertsvc(struct fid_av *av, const char *node, const char *service,
 			fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
-	return -FI_ENOSYS;
+	if (!av || !node)
+		return -FI_EINVAL;
+	struct ptl3_addr a;
+	if (ptl3_addr_resolve(node, service, &a) || a.pid == (uint32_t)PTL_PID_ANY) {
+		if (fi_addr)
+			*fi_addr = FI_ADDR_NOTAVAIL;
+		return 0;
+	}
+	return av_insert(av, &a, 1, fi_addr, flags, context);
 }
 
 static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt, const char *service,
@@ -68,6 +81,10 @@ static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt, con
 
 static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, uint64_t flags)
 {
+	if (!fav || (count && !fi_addr))
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
 	struct ptl3_av *av = container_of(fav, struct ptl3_av, av_fid);
 	ptl3_lock(av->dom);
 	for (size_t i = 0; i < count; i++)
@@ -79,6 +96,8 @@ static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, uint6
 
 static int av_lookup(struct fid_av *fav, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 {
+	if (!fav || !addrlen || (*addrlen && !addr))
+		return -FI_EINVAL;
 	struct ptl3_av *av = container_of(fav, struct ptl3_av, av_fid);
 	int rc = 0;
 	ptl3_lock(av->dom);
@@ -95,13 +114,16 @@ static int av_lookup(struct fid_av *fav, fi_addr_t fi_addr, void *addr, size_t *
 
 static const char *av_straddr(struct fid_av *av, const void *addr, char *buf, size_t *len)
 {
-	const struct ptl3_addr *a = addr;
-	char tmp[96];
-	int n = snprintf(tmp, sizeof(tmp), "ptl3://%u:%u/%u/%u", a->nid, a->pid, a->iface,
-			 a->pt_base);
-	if (buf && *len)
-		snprintf(buf, *len, "%s", tmp);
-	*len = (size_t)n + 1;
+	if (!len)
+		return NULL;
+	if (!ptl3_addr_valid(addr, sizeof(struct ptl3_addr))) {
+		if (buf && *len)
+			snprintf(buf, *len, "(not a ptl3 address)");
+		*len = sizeof("(not a ptl3 address)");
+		return buf;
+	}
+	size_t n = ptl3_addr_print(addr, buf, buf ? *len : 0);
+	*len = n + 1;
 	return buf;
 }
 

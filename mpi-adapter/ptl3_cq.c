@@ -110,6 +110,8 @@ static ssize_t cq_read_locked(struct ptl3_cq *cq, void *buf, size_t count)
 
 static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
 {
+	if (!fcq || (count && !buf))
+		return -FI_EINVAL;
 	struct ptl3_cq *cq = container_of(fcq, struct ptl3_cq, cq_fid);
 	ptl3_lock(cq->dom);
 	ssize_t r = cq_read_locked(cq, buf, count);
@@ -148,6 +150,8 @@ static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_
 
 static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf, uint64_t flags)
 {
+	if (!fcq || !buf)
+		return -FI_EINVAL;
 	struct ptl3_cq *cq = container_of(fcq, struct ptl3_cq, cq_fid);
 	ssize_t r = -FI_EAGAIN;
 	ptl3_lock(cq->dom);
@@ -183,13 +187,28 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* a pending fi_cq_signal, consumed: the waiter returns -FI_ECANCELED */
+static int cq_take_signal(struct ptl3_cq *cq)
+{
+	ptl3_lock(cq->dom);
+	int s = cq->signaled;
+	cq->signaled = 0;
+	ptl3_unlock(cq->dom);
+	return s;
+}
+
 static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count, const void *cond, int timeout)
 {
+	if (!fcq || (count && !buf))
+		return -FI_EINVAL;
+	struct ptl3_cq *cq = container_of(fcq, struct ptl3_cq, cq_fid);
 	double end = now_ms() + timeout;
 	for (;;) {
 		ssize_t r = cq_read(fcq, buf, count);
 		if (r != -FI_EAGAIN)
 			return r;
+		if (cq_take_signal(cq))
+			return -FI_ECANCELED;
 		if (timeout >= 0 && now_ms() >= end)
 			return -FI_EAGAIN;
 		sched_yield();
@@ -206,8 +225,16 @@ static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr
 	return r;
 }
 
-static int cq_signal(struct fid_cq *cq)
+/* wake a thread blocked in fi_cq_sread (which polls: it sees the flag on
+ * its next pass); a signal with nobody waiting ends the next sread */
+static int cq_signal(struct fid_cq *fcq)
 {
+	if (!fcq)
+		return -FI_EINVAL;
+	struct ptl3_cq *cq = container_of(fcq, struct ptl3_cq, cq_fid);
+	ptl3_lock(cq->dom);
+	cq->signaled = 1;
+	ptl3_unlock(cq->dom);
 	return 0;
 }
 

@@ -29,7 +29,7 @@ int ptl3_domain_ni_open_locked(struct ptl3_domain *dom)
 	}
 	ptl_ni_limits_t actual;
 	memset(&actual, 0, sizeof(actual));
-	rc = PtlNIInit(iface, PTL_PID_ANY, NULL, &actual, &dom->ni);
+	rc = PtlNIInit(iface, dom->req_pid, NULL, &actual, &dom->ni);
 	if (rc != PTL_OK) {
 		PTL3_WARN(FI_LOG_DOMAIN, "PtlNIInit(%s): %s\n", ptl3_params.nal, PtlErrorStr(rc));
 		fprintf(stderr, "ptl3: PtlNIInit(nal=%s) failed: %s\n", ptl3_params.nal,
@@ -163,6 +163,9 @@ int ptl3_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	pthread_mutex_init(&dom->lock, NULL);
 	dom->fabric = container_of(fabric, struct ptl3_fabric, fabric_fid);
 	dom->threading = info && info->domain_attr ? info->domain_attr->threading : FI_THREAD_SAFE;
+	dom->req_pid = PTL_PID_ANY;
+	if (info && ptl3_addr_valid(info->src_addr, info->src_addrlen))
+		dom->req_pid = ((const struct ptl3_addr *)info->src_addr)->pid;
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	dom->domain_fid.fid.context = context;
 	dom->domain_fid.fid.ops = &domain_fi_ops;

@@ -278,6 +278,8 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 		if (ev->type != PTL_EVENT_ACK && ev->type != PTL_EVENT_SEND_END)
 			return;
 		ep->st.acks += ev->type == PTL_EVENT_ACK;
+		if (op->notify && !fail)
+			ptl3_rma_notify_locked(ep, op->target, op->hdr);
 		if (op->want_comp || fail)
 			ptl3_cq_push_locked(ep->tx_cq, op->context, FI_RMA | FI_WRITE, 0, NULL, 0, 0,
 					    fail ? FI_EIO : 0, 0);
@@ -465,6 +467,8 @@ static struct fi_ops_ep ep_ops = {
 /* ---- bind, enable, close */
 static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
+	if (!fid || !bfid)
+		return -FI_EINVAL;
 	struct ptl3_ep *ep = container_of(fid, struct ptl3_ep, ep_fid.fid);
 	int rc = 0;
 	ptl3_lock(ep->dom);
@@ -524,6 +528,16 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		c->ep = ep;
 		break;
 	}
+	case FI_CLASS_EQ:
+		/* an RDM endpoint posts no events; the EQ is held so it
+		 * cannot close under us (ptl3_eq.c) */
+		if (ep->eq_bound) {
+			rc = -FI_EALREADY;
+			break;
+		}
+		ep->eq_bound = container_of(bfid, struct fid_eq, fid);
+		ptl3_eq_ref(ep->eq_bound, 1);
+		break;
 	default:
 		rc = -FI_EINVAL;
 	}
@@ -590,9 +604,9 @@ static int ep_control(struct fid *fid, int command, void *arg)
 	case FI_SETOPSFLAG: {
 		uint64_t *f = arg;
 		if (*f & FI_TRANSMIT)
-			ep->tx_op_flags = *f & ~FI_TRANSMIT;
+			ep->tx_op_flags = *f & ~(FI_TRANSMIT | PTL3_INJECT_CALL);
 		else
-			ep->rx_op_flags = *f & ~FI_RECV;
+			ep->rx_op_flags = *f & ~(FI_RECV | PTL3_INJECT_CALL);
 		return 0;
 	}
 	default:
@@ -696,6 +710,8 @@ static int ep_close(struct fid *fid)
 	}
 	if (ep->av)
 		unref(&ep->av->ref);
+	if (ep->eq_bound)
+		ptl3_eq_ref(ep->eq_bound, -1);
 	if (ep->tx_cq) {
 		unref(&ep->tx_cq->ref);
 		if (ep->tx_cq->ep == ep)
@@ -753,8 +769,13 @@ int ptl3_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 		return -FI_ENOMEM;
 	ep->dom = dom;
 	ep->info = info ? fi_dupinfo(info) : NULL;
-	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
-	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
+	/* the endpoint's source address names the pid its NI opens at */
+	if (info && ptl3_addr_valid(info->src_addr, info->src_addrlen) && !dom->ni_open)
+		dom->req_pid = ((const struct ptl3_addr *)info->src_addr)->pid;
+	ep->rx_cq_data = info && ((info->mode & FI_RX_CQ_DATA) ||
+				  (info->rx_attr && (info->rx_attr->mode & FI_RX_CQ_DATA)));
+	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags & ~PTL3_INJECT_CALL : 0;
+	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags & ~PTL3_INJECT_CALL : 0;
 	ep->min_multi_recv = 16384;
 	ep->next_send_id = 1;
 	ep->eq = ep->ueq = PTL_INVALID_HANDLE;

@@ -28,19 +28,28 @@ static int no_passive_ep(struct fid_fabric *fabric, struct fi_info *info, struct
 {
 	return -FI_ENOSYS;
 }
-static int no_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
-		      void *context)
-{
-	return -FI_ENOSYS;
-}
 static int no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 			struct fid_wait **waitset)
 {
 	return -FI_ENOSYS;
 }
-static int no_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
+/* fi_trywait: -FI_EAGAIN if any of the objects has something to read.
+ * CQs and counters have no wait object (they progress only when read) and
+ * always answer -FI_EAGAIN, so a caller polls them instead of blocking. */
+static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 {
-	return -FI_ENOSYS;
+	if (!fids || count < 0)
+		return -FI_EINVAL;
+	for (int i = 0; i < count; i++) {
+		if (!fids[i])
+			return -FI_EINVAL;
+		if (fids[i]->fclass != FI_CLASS_EQ)
+			return -FI_EAGAIN;
+		int rc = ptl3_eq_trywait(container_of(fids[i], struct fid_eq, fid));
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static int no_domain2(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
@@ -53,9 +62,9 @@ static struct fi_ops_fabric fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = ptl3_domain_open,
 	.passive_ep = no_passive_ep,
-	.eq_open = no_eq_open,
+	.eq_open = ptl3_eq_open,
 	.wait_open = no_wait_open,
-	.trywait = no_trywait,
+	.trywait = fabric_trywait,
 	.domain2 = no_domain2,
 };
 

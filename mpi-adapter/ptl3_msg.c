@@ -611,7 +611,8 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 		mbits = len > ptl3_params.eager ? PTL3_LONG_BIT : 0;
 	uint64_t hdr = (data & 0xFFFFFFFFULL) | (has_data ? PTL3_HDR_HAS_DATA : 0);
 	ptl_pt_index_t pt = ep->pt_base + (qid == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
-	if (flags & FI_INJECT) {
+	/* the stage writes no completion: only for fi_inject() itself */
+	if (flags & PTL3_INJECT_CALL) {
 		int r = ptl3_stage_send_locked(ep, id, pt, mbits, hdr, buf, len);
 		if (r) {
 			ptl3_unlock(ep->dom);
@@ -628,8 +629,8 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	op->len = len;
 	op->target = id;
 	op->cq_flags = FI_SEND | (qid == PTL3_Q_TAG ? FI_TAGGED : FI_MSG);
+	op->want_comp = !(flags & PTL3_INJECT_CALL) && (!ep->tx_selective || (flags & FI_COMPLETION));
 	if (flags & FI_INJECT) {
-		op->want_comp = 0;
 		if (len) {
 			buf = ptl3_op_bounce(op, buf, len);
 			if (!buf) {
@@ -638,8 +639,6 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 				return -FI_EAGAIN;
 			}
 		}
-	} else {
-		op->want_comp = !ep->tx_selective || (flags & FI_COMPLETION);
 	}
 	int rc = send_md_expose_locked(ep, op, buf, len);
 	if (rc != PTL_OK) {
@@ -706,15 +705,18 @@ static ssize_t msg_sendv(struct fid_ep *fep, const struct iovec *iov, void **des
 static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
 {
 	struct ptl3_ep *ep = ptl3_ep_of(fep);
+	if (!msg)
+		return -FI_EINVAL;
 	return ptl3_send_common(ep, PTL3_Q_MSG, msg->msg_iov, msg->iov_count, msg->addr, 0,
-				msg->data, !!(flags & FI_REMOTE_CQ_DATA), msg->context, flags);
+				msg->data, !!(flags & FI_REMOTE_CQ_DATA), msg->context,
+				flags & ~PTL3_INJECT_CALL);
 }
 
 static ssize_t msg_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest)
 {
 	struct iovec iov = {(void *)buf, len};
 	return ptl3_send_common(ptl3_ep_of(fep), PTL3_Q_MSG, &iov, 1, dest, 0, 0, 0, NULL,
-				FI_INJECT);
+				FI_INJECT | PTL3_INJECT_CALL);
 }
 
 static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
@@ -731,7 +733,7 @@ static ssize_t msg_injectdata(struct fid_ep *fep, const void *buf, size_t len, u
 {
 	struct iovec iov = {(void *)buf, len};
 	return ptl3_send_common(ptl3_ep_of(fep), PTL3_Q_MSG, &iov, 1, dest, 0, data, 1, NULL,
-				FI_INJECT);
+				FI_INJECT | PTL3_INJECT_CALL);
 }
 
 struct fi_ops_msg ptl3_msg_ops = {

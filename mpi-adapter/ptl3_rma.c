@@ -13,9 +13,37 @@
 
 #include "ptl3.h"
 
+/* the CQ data of a finished fi_writedata: a zero-length put without ACK
+ * out of the release MD (which ignores its SEND_END), send id 0 (a general
+ * send delivered whole: nothing to release) */
+void ptl3_rma_notify_locked(struct ptl3_ep *ep, ptl_process_id_t target, uint64_t data)
+{
+	uint64_t hdr = (data & 0xFFFFFFFFULL) | PTL3_HDR_HAS_DATA;
+	int rc = ep->rel.ready ? PtlPut(ep->rel.md, PTL_NOACK_REQ, target,
+				       ep->pt_base + PTL3_PT_MSG, 0, 0, 0, hdr)
+			       : PTL_MD_INVALID;
+	if (rc != PTL_OK)
+		ptl3_cq_push_locked(ep->tx_cq, NULL, FI_RMA | FI_WRITE, 0, NULL, 0, 0, FI_EIO, 0);
+}
+
+static ssize_t rma_common_data(struct ptl3_ep *ep, int write, const struct iovec *iov,
+			       size_t count, fi_addr_t peer, uint64_t addr, uint64_t key,
+			       void *context, uint64_t flags, int has_data, uint64_t data);
+
 static ssize_t rma_common(struct ptl3_ep *ep, int write, const struct iovec *iov, size_t count,
 			  fi_addr_t peer, uint64_t addr, uint64_t key, void *context, uint64_t flags)
 {
+	return rma_common_data(ep, write, iov, count, peer, addr, key, context, flags, 0, 0);
+}
+
+static ssize_t rma_common_data(struct ptl3_ep *ep, int write, const struct iovec *iov,
+			       size_t count, fi_addr_t peer, uint64_t addr, uint64_t key,
+			       void *context, uint64_t flags, int has_data, uint64_t data)
+{
+	if (!ep || (count && !iov))
+		return -FI_EINVAL;
+	if (has_data && !ep->rx_cq_data)
+		return -FI_EOPNOTSUPP; /* the CQ data would take a receive */
 	if (!ptl3_params.rma)
 		return -FI_ENOSYS;
 	if (count > 1)
@@ -39,7 +67,10 @@ static ssize_t rma_common(struct ptl3_ep *ep, int write, const struct iovec *iov
 		return -FI_EAGAIN;
 	}
 	op->context = context;
-	op->want_comp = !(flags & FI_INJECT) && (!ep->tx_selective || (flags & FI_COMPLETION));
+	op->notify = write && has_data;
+	op->hdr = data;
+	op->target = id;
+	op->want_comp = !(flags & PTL3_INJECT_CALL) && (!ep->tx_selective || (flags & FI_COMPLETION));
 	if (write && (flags & FI_INJECT) && len) {
 		buf = ptl3_op_bounce(op, buf, len);
 		if (!buf) {
@@ -99,7 +130,7 @@ static ssize_t r_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64
 	if (msg->rma_iov_count != 1)
 		return -FI_EINVAL;
 	return rma_common(ptl3_ep_of(ep), 0, msg->msg_iov, msg->iov_count, msg->addr,
-			  msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->context, flags);
+			  msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->context, flags & ~PTL3_INJECT_CALL);
 }
 static ssize_t r_write(struct fid_ep *ep, const void *buf, size_t len, void *desc,
 		       fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
@@ -118,27 +149,32 @@ static ssize_t r_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint6
 {
 	if (msg->rma_iov_count != 1)
 		return -FI_EINVAL;
-	if (flags & FI_REMOTE_CQ_DATA)
-		return -FI_ENOSYS;
-	return rma_common(ptl3_ep_of(ep), 1, msg->msg_iov, msg->iov_count, msg->addr,
-			  msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->context, flags);
+	return rma_common_data(ptl3_ep_of(ep), 1, msg->msg_iov, msg->iov_count, msg->addr,
+			       msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->context,
+			       flags & ~PTL3_INJECT_CALL, !!(flags & FI_REMOTE_CQ_DATA), msg->data);
 }
 static ssize_t r_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest_addr,
 			uint64_t addr, uint64_t key)
 {
 	struct iovec iov = {(void *)buf, len};
-	return rma_common(ptl3_ep_of(ep), 1, &iov, 1, dest_addr, addr, key, NULL, FI_INJECT);
+	return rma_common(ptl3_ep_of(ep), 1, &iov, 1, dest_addr, addr, key, NULL,
+			  FI_INJECT | PTL3_INJECT_CALL);
 }
 static ssize_t r_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
 			   uint64_t data, fi_addr_t dest_addr, uint64_t addr, uint64_t key,
 			   void *context)
 {
-	return -FI_ENOSYS;
+	struct iovec iov = {(void *)buf, len};
+	struct ptl3_ep *e = ptl3_ep_of(ep);
+	return rma_common_data(e, 1, &iov, 1, dest_addr, addr, key, context, e->tx_op_flags, 1,
+			       data);
 }
 static ssize_t r_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
 			    fi_addr_t dest_addr, uint64_t addr, uint64_t key)
 {
-	return -FI_ENOSYS;
+	struct iovec iov = {(void *)buf, len};
+	return rma_common_data(ptl3_ep_of(ep), 1, &iov, 1, dest_addr, addr, key, NULL,
+			       FI_INJECT | PTL3_INJECT_CALL, 1, data);
 }
 
 struct fi_ops_rma ptl3_rma_ops = {

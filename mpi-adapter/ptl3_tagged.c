@@ -47,9 +47,11 @@ static ssize_t t_sendv(struct fid_ep *fep, const struct iovec *iov, void **desc,
 
 static ssize_t t_sendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
+	if (!msg)
+		return -FI_EINVAL;
 	return ptl3_send_common(ptl3_ep_of(fep), PTL3_Q_TAG, msg->msg_iov, msg->iov_count,
 				msg->addr, msg->tag, msg->data, !!(flags & FI_REMOTE_CQ_DATA),
-				msg->context, flags);
+				msg->context, flags & ~PTL3_INJECT_CALL);
 }
 
 static ssize_t t_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest,
@@ -57,7 +59,7 @@ static ssize_t t_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr
 {
 	struct iovec iov = {(void *)buf, len};
 	return ptl3_send_common(ptl3_ep_of(fep), PTL3_Q_TAG, &iov, 1, dest, tag, 0, 0, NULL,
-				FI_INJECT);
+				FI_INJECT | PTL3_INJECT_CALL);
 }
 
 static ssize_t t_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
@@ -74,7 +76,7 @@ static ssize_t t_injectdata(struct fid_ep *fep, const void *buf, size_t len, uin
 {
 	struct iovec iov = {(void *)buf, len};
 	return ptl3_send_common(ptl3_ep_of(fep), PTL3_Q_TAG, &iov, 1, dest, tag, data, 1, NULL,
-				FI_INJECT);
+				FI_INJECT | PTL3_INJECT_CALL);
 }
 
 struct fi_ops_tagged ptl3_tagged_ops = {

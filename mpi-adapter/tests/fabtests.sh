@@ -1,0 +1,104 @@
+#!/bin/sh
+# fabtests.sh - libfabric's own test suite (fabtests, the release matching
+# libfabric-dev; built and cached by mpi-adapter/build-fabtests) run with
+# runfabtests.sh over libfabric's shm provider, then over ptl3 with the
+# shmem NAL and with the udp NAL (client and server on 127.0.0.1).  Every
+# test that passes over shm must pass over ptl3 on both NALs, except the
+# ones in tests/fabtests-gaps.txt (each with its reason); a listed test that
+# passes on ptl3 fails this script too, so the list cannot go stale.
+# fi_getinfo_test, fi_eq_test, fi_cq_test must pass over ptl3 regardless.
+# Then fi_msg_inject inject / inj_complete over udp, P3_FABTESTS_REPEAT
+# runs each: a sender must complete whatever its peer does.
+# CI runs the bounded default (the unit set, 3 repetitions); the full check
+# (about 18 min on 2 loaded cores: every runfabtests test that fails waits
+# out its timeout, and a udp run lingers ~5 s at close) is
+#   P3_FABTESTS_SET=unit,functional,short P3_FABTESTS_REPEAT=50 tests/fabtests.sh
+# Environment: P3_FABTESTS_SET (runfabtests -t, default "unit"),
+# P3_FABTESTS_TIMEOUT (per test, default 30 s), P3_FABTESTS_REPEAT (default 3).
+. "$(dirname "$0")/common.sh"
+need_provider
+need_nosan "fabtests (not built with the sanitizers)"
+FT=$("$P3_SRCDIR/mpi-adapter/build-fabtests" 2>"$TMPD/build.err") || {
+	cat "$TMPD/build.err"
+	echo "SKIP: fabtests could not be built (tarball or autotools missing?)"
+	exit 77
+}
+BIN="$FT/bin"
+SET="${P3_FABTESTS_SET:-unit}"
+TMO="${P3_FABTESTS_TIMEOUT:-30}"
+REPEAT="${P3_FABTESTS_REPEAT:-3}"
+GAPS="$P3_SRCDIR/mpi-adapter/tests/fabtests-gaps.txt"
+export FI_PROVIDER_PATH="$FI_PTL3_PROVIDER_DIR"
+# the server's pid is fabtests' port (9228); close waits are bounded short
+export FI_PTL3_CLOSE_TIMEOUT="${FI_PTL3_CLOSE_TIMEOUT:-5}"
+
+# run_suite TAG PROVIDER [NAL]: "name<TAB>result" lines into $TMPD/TAG.res
+run_suite() {
+	tag=$1 prov=$2
+	mkdir -p "$TMPD/$tag"
+	t0=$(date +%s)
+	(cd "$TMPD/$tag" && FI_PTL3_NAL="${3:-shmem}" PATH="$BIN:$PATH" \
+		timeout 1200 "$BIN/runfabtests.sh" -T "$TMO" -p "$BIN" -t "$SET" "$prov" \
+		>"$TMPD/$tag.out" 2>&1) || true
+	sed -n 's/^\(fi_.*\) -p "'"$prov"'": *\([A-Za-z]*\)$/\1\t\2/p' "$TMPD/$tag.out" |
+		sed 's/  *\t/\t/' >"$TMPD/$tag.res"
+	echo "$tag: $(cut -f2 "$TMPD/$tag.res" | sort | uniq -c | tr -s ' \n' ' ')($(($(date +%s) - t0)) s)"
+}
+
+run_suite shm shm
+run_suite ptl3-shmem ptl3 shmem
+run_suite ptl3-udp ptl3 udp
+[ -s "$TMPD/shm.res" ] || fail "runfabtests.sh over shm reported nothing (see below)
+$(tail -n 20 "$TMPD/shm.out")"
+
+gap() { grep -v '^#' "$GAPS" | cut -d'|' -f1 | sed 's/ *$//' | grep -qxF "$1"; }
+bad=0
+for tag in ptl3-shmem ptl3-udp; do
+	while IFS="$(printf '\t')" read -r name res; do
+		[ "$res" = Pass ] || continue
+		mine=$(awk -F'\t' -v n="$name" '$1 == n {print $2}' "$TMPD/$tag.res")
+		if gap "$name"; then
+			if [ "$mine" = Pass ]; then
+				echo "FAIL: $tag: '$name' passes now: remove it from tests/fabtests-gaps.txt"
+				bad=1
+			else
+				echo "known gap ($tag): $name"
+			fi
+		elif [ "$mine" != Pass ]; then
+			echo "FAIL: $tag: '$name' passes over shm, ${mine:-not run} over ptl3"
+			bad=1
+		fi
+	done <"$TMPD/shm.res"
+	for u in fi_getinfo_test fi_eq_test fi_cq_test; do
+		grep -q "^$u.*	Pass$" "$TMPD/$tag.res" || { echo "FAIL: $tag: $u did not pass"; bad=1; }
+	done
+done
+if [ $bad -ne 0 ]; then
+	for tag in ptl3-shmem ptl3-udp; do
+		echo "---- $tag"
+		grep -v "Pass$" "$TMPD/$tag.out" | tail -n 60
+	done
+	exit 1
+fi
+
+# the inject tests over udp, repeated: the sender must not hang
+export FI_PTL3_NAL=udp
+for mode in inject inj_complete; do
+	i=0
+	while [ $i -lt "$REPEAT" ]; do
+		timeout 20 "$BIN/fi_msg_inject" -p ptl3 -A $mode -v -s 127.0.0.1 >"$TMPD/s.out" 2>&1 &
+		spid=$!
+		sleep 0.2
+		rc=0
+		timeout 20 "$BIN/fi_msg_inject" -p ptl3 -A $mode -v -s 127.0.0.1 127.0.0.1 \
+			>"$TMPD/c.out" 2>&1 || rc=$?
+		src=0
+		wait $spid || src=$?
+		[ $rc -eq 0 ] && [ $src -eq 0 ] ||
+			fail "udp fi_msg_inject -A $mode run $((i + 1)): client $rc, server $src
+$(cat "$TMPD/c.out" "$TMPD/s.out")"
+		i=$((i + 1))
+	done
+	echo "udp fi_msg_inject -A $mode: $REPEAT of $REPEAT passed"
+done
+echo "PASS: every test shm passes also passes over ptl3 (shmem, udp), gaps listed in tests/fabtests-gaps.txt"
