@@ -24,11 +24,31 @@ t() {
     echo "ok: comb $mode $*"
 }
 t poll -s 5k,100k -q 4 --min-interval 10000 --max-interval 1000000 --step x10 --work-us 20000 --dry-runs 2 $NICE
-t poll -s 1k -q 1 --min-interval 50 --max-interval 200 --step x2 --unit us --work-us 10000 --no-pin
-t pww -s 5k,100k --min-interval 10 --max-interval 1000 --step x10 --unit us --iters 10 --dry-runs 2 --reps 2 $NICE
+t poll -s 1k -q 1 --min-interval 50 --max-interval 200 --step x2 --unit us --work-us 50000 --reps 3 --no-pin
+t pww -s 5k,100k --min-interval 10 --max-interval 1000 --step x10 --unit us --iters 10 --dry-runs 2 --reps 2 --run-us 5000 $NICE
+# CSV output: medians with their spread; no availability above 100 % published
+if timeout 60 "$MPIEXEC" -n 2 ./comb poll -s 4096 --min-interval 100000 --max-interval 100000 --work-us 20000 --reps 3 --csv $NICE >"$out/s" 2>&1 &&
+   python3 - "$out/s" <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#"))]
+assert len(rows) == 1, rows
+r = rows[0]
+assert r["reps"] == "3", r
+if r["status"] == "over-100":
+    assert r["availability_pct"] == "", r
+else:
+    a, lo, hi = (float(r[k]) for k in ("availability_pct", "availability_min", "availability_max"))
+    assert lo <= a <= hi and a <= 100.0, r
+    assert 0 < float(r["msg_worker_cpu_share"]) <= 1.0, r
+PY
+then
+    echo "ok: comb --csv spread columns"
+else
+    echo "FAIL: comb --csv spread columns"; cat "$out/s"; fails=$((fails + 1))
+fi
 # CSV output
 if timeout 60 "$MPIEXEC" -n 2 ./comb pww -s 4096 --min-interval 1000 --max-interval 1000 --iters 5 --csv >"$out/c" 2>&1 &&
-   grep -qx 'size,interval,bandwidth_MBps,availability_pct,post_us,work_us,wait_us,work_dry_us' "$out/c" &&
+   grep -qx 'size,interval,bandwidth_MBps,availability_pct,post_us,work_us,wait_us,work_dry_us,reps,availability_min,availability_max,bandwidth_min,bandwidth_max,dry_redone,dry_disturbed,remeasured,msg_worker_cpu_share,msg_worker_nivcsw,status' "$out/c" &&
    [ "$(grep -c '^4096,1000,' "$out/c")" = 1 ]; then
     echo "ok: comb --csv"
 else

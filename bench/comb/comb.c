@@ -31,30 +31,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comb.h"
+
 #define TAG_DATA 11
 #define TAG_STOP 12
 #define TAG_DONE 13
-#define MAX_SIZES 32
-
 /* MPI_STATUSES_IGNORE through an opaque pointer (GCC 12 access warning). */
 static MPI_Status *volatile statuses_ignore = MPI_STATUSES_IGNORE;
 
-struct opts {
-    int pww;
-    size_t sizes[MAX_SIZES];
-    int nsizes;
-    int q;
-    double min_iv, max_iv, step;   /* in `unit` */
-    int unit_us;                   /* intervals in microseconds, else iterations */
-    int dry_runs;
-    int reps;
-    int csv;
-    double work_us;                /* poll: total work per measurement */
-    int iters;                     /* pww: iterations per measurement */
-    int cpu_worker, cpu_support, pin;
-    pid_t load_pid;
-    int nice_set, nice;
-};
 
 /* ---- the work loop: an asm barrier per iteration keeps every iteration. */
 static void work(uint64_t n)
@@ -99,194 +83,6 @@ static double calibrate(void)
             best = t;
     }
     return (double)n / (best * 1e6);
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-"Usage: mpiexec -n 2 comb poll|pww [options]\n"
-"  -s SIZE[,SIZE...]      message size(s) in bytes (default 102400; k/K suffix = 1024)\n"
-"  -q DEPTH               messages in flight per direction (poll default 4, pww 1)\n"
-"  --min-interval N       smallest poll/work interval (default 1000 iterations)\n"
-"  --max-interval N       largest interval (default 10000000 iterations)\n"
-"  --step xF              interval growth factor (default x2)\n"
-"  --unit iters|us        unit of the intervals (default iters: work-loop iterations)\n"
-"  --dry-runs N           dry (no messaging) runs per repetition (default 3)\n"
-"  --reps N               repetitions (dry runs + one messaging run) per point;\n"
-"                         the fastest dry and messaging runs are used (default 1)\n"
-"  --work-us US           poll: work per measurement in microseconds (default 250000)\n"
-"  --iters N              pww: iterations per measurement (default 50)\n"
-"  --cpus W,S             pin worker to CPU W and support to CPU S (default: first two\n"
-"                         CPUs of the affinity mask); --no-pin disables pinning\n"
-"  --nice N               run the worker thread at nice level N (e.g. -10 on a shared\n"
-"                         machine so that other tenants cannot steal its core)\n"
-"  --load-pid PID         send SIGUSR1/SIGUSR2 to PID around each messaging phase\n"
-"                         (validation: comb_load steals a known CPU share)\n"
-"  --csv                  comma-separated output\n"
-"Rows: size interval bandwidth(MB/s) availability(%%) [pww: post(us) work(us)\n"
-"wait(us) work_dry(us)]; bandwidth = bytes received by the worker / time, MB = 1e6.\n");
-}
-
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || s[0] == '-')
-        return -1;
-    if (*end == 'k' || *end == 'K') { v *= 1024; end++; }
-    else if (*end == 'm' || *end == 'M') { v *= 1024 * 1024; end++; }
-    if (*end || v == 0 || v > (1ull << 30))
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    if (*s == 'x' || *s == 'X')
-        s++;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v > 0) || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_args(int argc, char **argv, struct opts *o)
-{
-    enum { O_MIN = 256, O_MAX, O_STEP, O_DRY, O_CSV, O_WORK, O_ITERS, O_CPUS, O_NOPIN,
-           O_LOAD, O_REPS, O_UNIT, O_NICE };
-    static const struct option lo[] = {
-        { "min-interval", required_argument, 0, O_MIN },
-        { "max-interval", required_argument, 0, O_MAX },
-        { "step", required_argument, 0, O_STEP },
-        { "dry-runs", required_argument, 0, O_DRY },
-        { "reps", required_argument, 0, O_REPS },
-        { "csv", no_argument, 0, O_CSV },
-        { "work-us", required_argument, 0, O_WORK },
-        { "iters", required_argument, 0, O_ITERS },
-        { "cpus", required_argument, 0, O_CPUS },
-        { "no-pin", no_argument, 0, O_NOPIN },
-        { "load-pid", required_argument, 0, O_LOAD },
-        { "unit", required_argument, 0, O_UNIT },
-        { "nice", required_argument, 0, O_NICE },
-        { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
-    };
-    memset(o, 0, sizeof *o);
-    o->q = -1;
-    o->min_iv = 1000;
-    o->max_iv = 1e7;
-    o->step = 2;
-    o->dry_runs = 3;
-    o->reps = 1;
-    o->work_us = 250000;
-    o->iters = 50;
-    o->pin = 1;
-    o->cpu_worker = o->cpu_support = -1;
-    if (argc < 2) {
-        usage(stderr);
-        return -1;
-    }
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        usage(stdout);
-        return 1;
-    }
-    if (!strcmp(argv[1], "poll")) o->pww = 0;
-    else if (!strcmp(argv[1], "pww")) o->pww = 1;
-    else {
-        fprintf(stderr, "comb: first argument must be poll or pww\n");
-        usage(stderr);
-        return -1;
-    }
-    opterr = 0;
-    optind = 2;
-    int c;
-    double d;
-    while ((c = getopt_long(argc, argv, "s:q:h", lo, NULL)) != -1) {
-        switch (c) {
-        case 's': {
-            char *copy = strdup(optarg), *save = NULL;
-            o->nsizes = 0;
-            for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                if (o->nsizes == MAX_SIZES || parse_size(t, &o->sizes[o->nsizes])) {
-                    free(copy);
-                    goto bad;
-                }
-                o->nsizes++;
-            }
-            free(copy);
-            break;
-        }
-        case 'q':
-            if (parse_double(optarg, &d) || d != floor(d) || d > 1024) goto bad;
-            o->q = (int)d;
-            break;
-        case O_MIN: if (parse_double(optarg, &o->min_iv)) goto bad; break;
-        case O_MAX: if (parse_double(optarg, &o->max_iv)) goto bad; break;
-        case O_STEP:
-            if (parse_double(optarg, &o->step) || o->step <= 1.0) goto bad;
-            break;
-        case O_DRY:
-            if (parse_double(optarg, &d) || d != floor(d)) goto bad;
-            o->dry_runs = (int)d;
-            break;
-        case O_REPS:
-            if (parse_double(optarg, &d) || d != floor(d)) goto bad;
-            o->reps = (int)d;
-            break;
-        case O_CSV: o->csv = 1; break;
-        case O_WORK: if (parse_double(optarg, &o->work_us)) goto bad; break;
-        case O_ITERS:
-            if (parse_double(optarg, &d) || d != floor(d)) goto bad;
-            o->iters = (int)d;
-            break;
-        case O_CPUS:
-            if (sscanf(optarg, "%d,%d", &o->cpu_worker, &o->cpu_support) != 2 ||
-                o->cpu_worker < 0 || o->cpu_support < 0)
-                goto bad;
-            break;
-        case O_NOPIN: o->pin = 0; break;
-        case O_LOAD:
-            if (parse_double(optarg, &d) || d != floor(d)) goto bad;
-            o->load_pid = (pid_t)d;
-            break;
-        case O_UNIT:
-            if (!strcmp(optarg, "us")) o->unit_us = 1;
-            else if (!strcmp(optarg, "iters")) o->unit_us = 0;
-            else goto bad;
-            break;
-        case O_NICE: {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || end == optarg || v < -20 || v > 19) goto bad;
-            o->nice_set = 1;
-            o->nice = (int)v;
-            break;
-        }
-        case 'h':
-            usage(stdout);
-            return 1;
-        default:
-            goto bad;
-        }
-    }
-    if (optind != argc || o->min_iv > o->max_iv)
-        goto bad;
-    if (o->nsizes == 0) {
-        o->sizes[0] = 102400;
-        o->nsizes = 1;
-    }
-    if (o->q < 0)
-        o->q = o->pww ? 1 : 4;
-    return 0;
-bad:
-    fprintf(stderr, "comb: invalid arguments\n");
-    usage(stderr);
-    return -1;
 }
 
 static int pin_to(int cpu)
@@ -347,9 +143,38 @@ static void load_signal(const struct opts *o, int sig)
                 strerror(errno));
 }
 
+/* The worker's own CPU time and involuntary context switches over one run:
+ * wall - cpu is the time the worker was not running (taken by another
+ * thread or process on its core), nivcsw how often it was preempted. */
+struct cpuuse {
+    double wall, cpu;
+    long nivcsw;
+};
+
+static void cpu_mark(struct cpuuse *m)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    m->nivcsw = ru.ru_nivcsw;
+    m->wall = MPI_Wtime(); /* wall first: the CPU interval lies inside the wall interval */
+    m->cpu = thread_cpu();
+}
+
+static void cpu_since(const struct cpuuse *m, struct cpuuse *u)
+{
+    double cpu = thread_cpu();
+    double wall = MPI_Wtime();
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    u->wall = wall - m->wall;
+    u->cpu = cpu - m->cpu;
+    u->nivcsw = ru.ru_nivcsw - m->nivcsw;
+}
+
 /* ---------------------------------------------------------------- poll --- */
 struct pollres {
     double t_msg, bw;
+    struct cpuuse use;
 };
 
 /* Send side of one process: 2*q send slots, so that answering a message
@@ -417,10 +242,8 @@ static void poll_run(const struct opts *o, int rank, size_t size, uint64_t inter
 
     if (rank == 0) {
         load_signal(o, SIGUSR1);
-        struct rusage ru0, ru1;
-        double c0 = thread_cpu();
-        getrusage(RUSAGE_THREAD, &ru0);
-        double t0 = MPI_Wtime();
+        struct cpuuse mark;
+        cpu_mark(&mark);
         for (uint64_t c = 0; c < chunks; c++) {
             work(interval);
             int n = 0;
@@ -437,15 +260,9 @@ static void poll_run(const struct opts *o, int rank, size_t size, uint64_t inter
             if (snd.pending)
                 sender_flush(&snd, 0);
         }
-        double t1 = MPI_Wtime();
-        getrusage(RUSAGE_THREAD, &ru1);
-        double c1 = thread_cpu();
+        cpu_since(&mark, &res->use);
         load_signal(o, SIGUSR2);
-        if (getenv("COMB_DEBUG"))
-            fprintf(stderr, "comb: poll run: wall %.6f s, worker cpu %.6f s, "
-                    "involuntary switches %ld, voluntary %ld, received %ld\n", t1 - t0, c1 - c0,
-                    ru1.ru_nivcsw - ru0.ru_nivcsw, ru1.ru_nvcsw - ru0.ru_nvcsw, nrecv);
-        res->t_msg = t1 - t0;
+        res->t_msg = res->use.wall;
         res->bw = (double)nrecv * (double)size / 1e6 / res->t_msg;
         /* shutdown: start and complete the owed replies, tell the support how
          * many were sent, then drain until everything it sent has arrived. */
@@ -506,9 +323,10 @@ static void poll_run(const struct opts *o, int rank, size_t size, uint64_t inter
 /* ----------------------------------------------------------------- pww --- */
 struct pwwres {
     double post, work, wait, total;   /* seconds per iteration */
+    struct cpuuse use;                /* the worker's, over the whole run */
 };
 
-static void pww_run(const struct opts *o, int rank, size_t size, uint64_t interval,
+static void pww_run(const struct opts *o, int rank, size_t size, uint64_t interval, int iters,
                     char *sbufs, char *rbufs, struct pwwres *res)
 {
     int q = o->q, peer = 1 - rank;
@@ -517,8 +335,9 @@ static void pww_run(const struct opts *o, int rank, size_t size, uint64_t interv
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
         load_signal(o, SIGUSR1);
-    double t_begin = MPI_Wtime();
-    for (int it = 0; it < o->iters; it++) {
+    struct cpuuse mark;
+    cpu_mark(&mark);
+    for (int it = 0; it < iters; it++) {
         double ta = MPI_Wtime();
         for (int i = 0; i < q; i++)
             MPI_Irecv(rbufs + (size_t)i * size, (int)size, MPI_CHAR, peer, TAG_DATA,
@@ -536,14 +355,177 @@ static void pww_run(const struct opts *o, int rank, size_t size, uint64_t interv
         wk += tc - tb;
         wt += td - tc;
     }
-    double t_end = MPI_Wtime();
+    cpu_since(&mark, &res->use);
     if (rank == 0)
         load_signal(o, SIGUSR2);
-    res->post = post / o->iters;
-    res->work = wk / o->iters;
-    res->wait = wt / o->iters;
-    res->total = (t_end - t_begin) / o->iters;
+    res->post = post / iters;
+    res->work = wk / iters;
+    res->wait = wt / iters;
+    res->total = res->use.wall / iters;
     MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --------------------------------------------------------------- point --- */
+/* A dry run is undisturbed when the worker was on its CPU for at least this
+ * share of its wall time (the rest was taken by another task on its core). */
+#define DRY_MIN_CPU_SHARE 0.98
+
+enum { PT_OK, PT_DRY_DISTURBED, PT_OVER100 };
+
+/* One measured point: `reps` messaging runs, each between two dry runs
+ * (A B A B ... A), so that a drift of the machine hits both; availability of
+ * messaging run r = mean(dry r, dry r + 1) / messaging run r. */
+struct point {
+    int reps;
+    double avail[MAX_REPS], bw[MAX_REPS];
+    double msg_cpu[MAX_REPS];    /* worker CPU time / wall time, messaging run */
+    double msg_nivcsw[MAX_REPS]; /* worker involuntary switches, messaging run */
+    double post[MAX_REPS], wk[MAX_REPS], wt[MAX_REPS], dry_it[MAX_REPS];
+    double dry[MAX_REPS + 1];    /* accepted dry runs (wall, s) */
+    int dry_redone;              /* dry runs measured again because disturbed */
+    int dry_disturbed;           /* dry runs still disturbed after every try */
+    int remeasured;              /* whole point measured again (median > 100 %) */
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+struct spread {
+    double median, min, max;
+};
+
+static struct spread spread_of(const double *v, int n)
+{
+    double s[MAX_REPS + 1];
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    struct spread r = { n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2, s[0], s[n - 1] };
+    return r;
+}
+
+/* The dry run: the same work without messaging (worker only), tried again
+ * while disturbed.  Returns its duration; if every try was disturbed, the
+ * shortest CPU time of the tries (the work's own duration) and it counts. */
+static double dry_undisturbed(const struct opts *o, uint64_t interval, uint64_t n,
+                              struct point *p)
+{
+    double best_cpu = INFINITY;
+    int tries = o->dry_runs < 1 ? 1 : o->dry_runs;
+    for (int t = 0; t < tries; t++) {
+        struct cpuuse m, u;
+        cpu_mark(&m);
+        for (uint64_t c = 0; c < n; c++)
+            work(interval);
+        cpu_since(&m, &u);
+        if (getenv("COMB_DEBUG"))
+            fprintf(stderr, "comb: dry: wall %.6f cpu %.6f nivcsw %ld\n", u.wall, u.cpu,
+                    u.nivcsw);
+        if (u.cpu >= DRY_MIN_CPU_SHARE * u.wall)
+            return u.wall;
+        if (u.cpu < best_cpu)
+            best_cpu = u.cpu;
+        if (t + 1 < tries)
+            p->dry_redone++;
+    }
+    p->dry_disturbed++;
+    return best_cpu;
+}
+
+static void measure_point(const struct opts *o, int rank, size_t size, uint64_t interval,
+                          uint64_t chunks, int iters, char *sbufs, char *rbufs, struct point *p)
+{
+    int remeasured = p->remeasured;
+    memset(p, 0, sizeof *p);
+    p->remeasured = remeasured;
+    p->reps = o->reps;
+    uint64_t n = o->pww ? (uint64_t)iters : chunks;
+    if (rank == 0)
+        p->dry[0] = dry_undisturbed(o, interval, n, p);
+    for (int r = 0; r < o->reps; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        struct cpuuse use;
+        double bw;
+        if (o->pww) {
+            struct pwwres pr;
+            pww_run(o, rank, size, interval, iters, sbufs, rbufs, &pr);
+            use = pr.use;
+            bw = (double)size * o->q / 1e6 / pr.total;
+            p->post[r] = pr.post * 1e6;
+            p->wk[r] = pr.work * 1e6;
+            p->wt[r] = pr.wait * 1e6;
+        } else {
+            struct pollres res;
+            poll_run(o, rank, size, interval, chunks, sbufs, rbufs, &res);
+            use = res.use;
+            bw = res.bw;
+        }
+        if (rank != 0)
+            continue;
+        p->dry[r + 1] = dry_undisturbed(o, interval, n, p);
+        double ref = (p->dry[r] + p->dry[r + 1]) / 2;
+        p->avail[r] = ref / use.wall * 100.0;
+        p->dry_it[r] = ref / (double)n * 1e6;
+        p->bw[r] = bw;
+        p->msg_cpu[r] = use.wall > 0 ? use.cpu / use.wall : 0;
+        p->msg_nivcsw[r] = (double)use.nivcsw;
+        if (getenv("COMB_DEBUG"))
+            fprintf(stderr, "comb: msg: wall %.6f cpu %.6f nivcsw %ld avail %.2f\n", use.wall,
+                    use.cpu, use.nivcsw, p->avail[r]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static int point_status(const struct point *p)
+{
+    if (spread_of(p->avail, p->reps).median > 100.0)
+        return PT_OVER100;
+    return p->dry_disturbed ? PT_DRY_DISTURBED : PT_OK;
+}
+
+/* One row: medians over the repetitions; with --csv also their spread, the
+ * worker's CPU share and involuntary switches while messaging and the
+ * point's status.  A median availability above 100 % is not a result: in
+ * text mode the row is printed as a comment, in CSV the availability is
+ * left empty and the status says why. */
+static void print_point(const struct opts *o, size_t size, double iv, uint64_t interval,
+                        int iters, const struct point *p, int status)
+{
+    (void)iters;
+    struct spread av = spread_of(p->avail, p->reps), bw = spread_of(p->bw, p->reps);
+    const char *sep = o->csv ? "," : " ";
+    char ivs[64], avs[32];
+    if (o->unit_us)
+        snprintf(ivs, sizeof ivs, "%.3f", iv);
+    else
+        snprintf(ivs, sizeof ivs, "%llu", (unsigned long long)interval);
+    snprintf(avs, sizeof avs, "%.2f", av.median);
+    if (status == PT_OVER100) {
+        if (!o->csv)
+            printf("# not published: ");
+        if (o->csv)
+            avs[0] = 0;
+    }
+    printf("%zu%s%s%s%.2f%s%s", size, sep, ivs, sep, bw.median, sep,
+           status == PT_OVER100 && !o->csv ? "over-100" : avs);
+    if (o->pww)
+        printf("%s%.3f%s%.3f%s%.3f%s%.3f", sep, spread_of(p->post, p->reps).median, sep,
+               spread_of(p->wk, p->reps).median, sep, spread_of(p->wt, p->reps).median, sep,
+               spread_of(p->dry_it, p->reps).median);
+    if (o->csv) {
+        static const char *names[] = { "ok", "dry-disturbed", "over-100" };
+        printf(",%d,%.2f,%.2f,%.2f,%.2f,%d,%d,%d,%.4f,%.1f,%s", p->reps, av.min, av.max, bw.min,
+               bw.max, p->dry_redone, p->dry_disturbed, p->remeasured,
+               spread_of(p->msg_cpu, p->reps).median, spread_of(p->msg_nivcsw, p->reps).median,
+               names[status]);
+    } else if (status == PT_OVER100) {
+        printf(" (median %.2f %%, range %.2f-%.2f: dry and messaging runs measured under "
+               "different conditions)", av.median, av.min, av.max);
+    }
+    printf("\n");
+    fflush(stdout);
 }
 
 /* ---------------------------------------------------------------- main --- */
@@ -607,14 +589,15 @@ int main(int argc, char **argv)
         if (o.nice_set)
             printf("; worker nice %d", o.nice);
         printf("\n");
-        printf("# calibration: %.3f work-loop iterations per us; dry runs %d; reps %d; "
-               "queue depth %d%s\n", ipu, o.dry_runs, o.reps, o.q,
+        printf("# calibration: %.3f work-loop iterations per us; reps %d (dry and messaging "
+               "runs alternated, median reported); dry-run tries %d; queue depth %d%s\n",
+               ipu, o.reps, o.dry_runs, o.q,
                o.load_pid > 0 ? "; injected load active during messaging" : "");
         printf("# interval unit: %s; bandwidth: bytes received by the worker / time, "
                "MB = 1e6 bytes\n", o.unit_us ? "us" : "work-loop iterations");
         if (o.csv)
-            printf("size,interval,bandwidth_MBps,availability_pct%s\n",
-                   o.pww ? ",post_us,work_us,wait_us,work_dry_us" : "");
+            printf("size,interval,bandwidth_MBps,availability_pct%s,%s\n",
+                   o.pww ? ",post_us,work_us,wait_us,work_dry_us" : "", CSV_SPREAD_COLUMNS);
         else
             printf("# size%sinterval%sbandwidth(MB/s)%savailability(%%)%s\n", sep, sep, sep,
                    o.pww ? " post(us) work(us) wait(us) work_dry(us)" : "");
@@ -627,75 +610,35 @@ int main(int argc, char **argv)
             uint64_t interval = o.unit_us ? (uint64_t)llround(iv * ipu) : (uint64_t)llround(iv);
             if (interval == 0)
                 interval = 1;
-            /* dry runs (worker only; the support idles in the barrier) */
-            double dry = INFINITY;
             uint64_t chunks = 1;
+            int iters = o.iters;
             if (!o.pww) {
-                double total_iters = o.work_us * ipu;
-                chunks = (uint64_t)(total_iters / (double)interval);
+                chunks = (uint64_t)(o.work_us * ipu / (double)interval);
                 if (chunks < 1)
                     chunks = 1;
+            } else if (o.run_us > 0) {
+                /* long work intervals: fewer iterations, at least 3 */
+                double fit = o.run_us * ipu / (double)interval;
+                if (fit < iters)
+                    iters = fit < 3 ? 3 : (int)fit;
             }
-            /* Each repetition: dry runs (worker only; the support waits in a
-             * barrier), then one messaging run.  The fastest dry run and the
-             * fastest messaging run are used: background noise can only slow
-             * a run down, so minima are the best estimates on a shared box. */
-            double best_msg = INFINITY, bw = 0;
-            struct pwwres best_pww = { 0, 0, 0, 0 };
-            for (int rep = 0; rep < o.reps; rep++) {
-                MPI_Barrier(MPI_COMM_WORLD);
-                if (rank == 0) {
-                    for (int d = 0; d < o.dry_runs || d == 0; d++) {
-                        double c0 = thread_cpu();
-                        double t0 = MPI_Wtime();
-                        if (o.pww) {
-                            for (int it = 0; it < o.iters; it++)
-                                work(interval);
-                        } else {
-                            for (uint64_t c = 0; c < chunks; c++)
-                                work(interval);
-                        }
-                        double t = MPI_Wtime() - t0;
-                        if (getenv("COMB_DEBUG"))
-                            fprintf(stderr, "comb: dry run: wall %.6f s, worker cpu %.6f s\n", t,
-                                    thread_cpu() - c0);
-                        if (t < dry)
-                            dry = t;
-                    }
-                }
-                if (o.pww) {
-                    struct pwwres pr;
-                    pww_run(&o, rank, size, interval, sbufs, rbufs, &pr);
-                    if (pr.total < best_msg) {
-                        best_msg = pr.total;
-                        best_pww = pr;
-                        bw = (double)size * o.q / 1e6 / pr.total;
-                    }
-                } else {
-                    struct pollres res;
-                    poll_run(&o, rank, size, interval, chunks, sbufs, rbufs, &res);
-                    if (res.t_msg < best_msg) {
-                        best_msg = res.t_msg;
-                        bw = res.bw;
-                    }
-                }
+            struct point pt;
+            int status = PT_OK;
+            /* A point whose median availability is above 100 % was measured
+             * under different conditions dry and messaging: measure it again
+             * (twice at most) rather than publish it. */
+            for (int attempt = 0; attempt < 3; attempt++) {
+                measure_point(&o, rank, size, interval, chunks, iters, sbufs, rbufs, &pt);
+                if (rank == 0)
+                    status = point_status(&pt);
+                MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+                if (status != PT_OVER100)
+                    break;
+                if (rank == 0)
+                    pt.remeasured++;
             }
-            double best_avail = o.pww ? (dry / o.iters) / best_msg * 100.0
-                                      : dry / best_msg * 100.0;
-            if (rank == 0) {
-                const char *sep = o.csv ? "," : " ";
-                if (o.unit_us)
-                    printf("%zu%s%.3f%s%.2f%s%.2f", size, sep, iv, sep, bw, sep, best_avail);
-                else
-                    printf("%zu%s%llu%s%.2f%s%.2f", size, sep, (unsigned long long)interval,
-                           sep, bw, sep, best_avail);
-                if (o.pww)
-                    printf("%s%.3f%s%.3f%s%.3f%s%.3f", sep, best_pww.post * 1e6, sep,
-                           best_pww.work * 1e6, sep, best_pww.wait * 1e6, sep,
-                           dry / o.iters * 1e6);
-                printf("\n");
-                fflush(stdout);
-            }
+            if (rank == 0)
+                print_point(&o, size, iv, interval, iters, &pt, status);
         }
     }
     free(sbufs);
