@@ -63,9 +63,8 @@ int main(int argc, char **argv)
         return EXIT_FAILURE;
     }
     int wmax = o.vary_window ? window_sizes[NWIN - 1] : o.window;
-    size_t align = osu_page_size();
-    char *sbuf = osu_alloc(o.max_size + align, align);
-    char *rbuf = osu_alloc(o.max_size + align, align);
+    char *sbuf, *rbuf;
+    osu_pt2pt_buffers(o.max_size, osu_page_size(), &sbuf, &rbuf);
     MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)wmax);
     if (!req)
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -120,7 +119,6 @@ int main(int argc, char **argv)
         }
     }
     free(req);
-    free(sbuf);
-    free(rbuf);
+    osu_pt2pt_buffers_free(sbuf, rbuf);
     return osu_finish();
 }
