@@ -161,13 +161,27 @@ def check_osu(argv):
                     "header")
         info = nxt("pairs line")
         vary = "--vary" in rest
-        if vary:
-            if not re.fullmatch(r"# \[ pairs: \d+ \] \[ window sizes:( \d+)+ \]", info):
+        if vary:  # 3.6 -v: bandwidth table, then (with -r 1) the message-rate table
+            if not re.fullmatch(r"# \[ pairs: \d+ \] \[ window size: varied \]", info):
                 fail("pairs line %r" % info)
-            check_fixed(nxt("profile"), "%s", ("# Message Rate Profile",), "profile line")
-            wins = [1, 2, 4, 8, 16, 32, 64, 128]
-            check_fixed(nxt("column header"), "%s",
-                        ("%-10s" % "# Size" + "".join("%18d" % w for w in wins),), "column header")
+            wins = [8, 16, 32, 64, 128]
+            whdr = "#      " + "".join("  %10d" % w for w in wins)
+            exp = sizes(int(opt(rest, "--min", "1")), int(opt(rest, "--max", str(1 << 22))))
+            for title in ("", "# Uni-directional Bandwidth (MB/sec)", "#", "# Message Rate Profile"):
+                if title == "#":
+                    check_fixed(nxt("blank line"), "%s", ("",), "blank line")
+                    continue
+                if title:
+                    check_fixed(nxt("title"), "%s", (title,), "title")
+                    check_fixed(nxt("window header"), "%s", (whdr,), "window header")
+                    for s in exp:
+                        row = nxt("row for size %d" % s)
+                        vals = row.split()
+                        check_fixed(row, "%-7d" + "  %10.2f" * len(wins),
+                                    tuple([s] + [float(v) for v in vals[1:]]), "row")
+                else:
+                    check_fixed(nxt("blank line"), "%s", ("",), "blank line")
+            return
         else:
             if not re.fullmatch(r"# \[ pairs: \d+ \] \[ window size: \d+ \]", info):
                 fail("pairs line %r" % info)
