@@ -24,9 +24,8 @@ int main(int argc, char **argv)
     int rc = osu_init(&argc, &argv, &o, -1, &rank, &np);
     if (rc)
         return rc;
-    size_t align = osu_page_size();
-    char *sbuf = osu_alloc(o.max_size + align, align);
-    char *rbuf = osu_alloc(o.max_size + align, align);
+    char *sbuf, *rbuf;
+    osu_pt2pt_buffers(o.max_size, osu_page_size(), &sbuf, &rbuf);
     int wmax = o.window > o.window_large ? o.window : o.window_large;
     MPI_Request *sreq = malloc(sizeof(MPI_Request) * (size_t)wmax);
     MPI_Request *rreq = malloc(sizeof(MPI_Request) * (size_t)wmax);
@@ -37,7 +36,9 @@ int main(int argc, char **argv)
         osu_print_colhdr(o.label);
     }
 #ifdef OSU_BIBW
+    /* 3.6 tags: rank 0 sends with 100 and receives 10, rank 1 the reverse */
     int peer = 1 - rank;
+    int stag = rank == 0 ? 100 : 10, rtag = rank == 0 ? 10 : 100;
 #endif
     for (size_t size = osu_first_size(&o); size <= o.max_size; size = osu_next_size(size)) {
         if (size == 0)
@@ -45,16 +46,16 @@ int main(int argc, char **argv)
         int window = osu_window(&o, size);
         osu_touch(sbuf, rbuf, size);
         osu_iters(&o, size, &loop, &skip);
-        MPI_Barrier(MPI_COMM_WORLD);
+        /* no barrier between sizes: 3.6 has none here */
         double t_start = 0.0, t_end;
         for (int i = 0; i < loop + skip; i++) {
             if (i == skip)
                 t_start = MPI_Wtime();
 #ifdef OSU_BIBW
             for (int j = 0; j < window; j++)
-                MPI_Irecv(rbuf, (int)size, MPI_CHAR, peer, 10, MPI_COMM_WORLD, &rreq[j]);
+                MPI_Irecv(rbuf, (int)size, MPI_CHAR, peer, rtag, MPI_COMM_WORLD, &rreq[j]);
             for (int j = 0; j < window; j++)
-                MPI_Isend(sbuf, (int)size, MPI_CHAR, peer, 10, MPI_COMM_WORLD, &sreq[j]);
+                MPI_Isend(sbuf, (int)size, MPI_CHAR, peer, stag, MPI_COMM_WORLD, &sreq[j]);
             MPI_Waitall(window, sreq, OSU_STATUSES_IGNORE);
             MPI_Waitall(window, rreq, OSU_STATUSES_IGNORE);
 #else
@@ -83,7 +84,6 @@ int main(int argc, char **argv)
     }
     free(sreq);
     free(rreq);
-    free(sbuf);
-    free(rbuf);
+    osu_pt2pt_buffers_free(sbuf, rbuf);
     return osu_finish();
 }

@@ -12,9 +12,8 @@ int main(int argc, char **argv)
     int rc = osu_init(&argc, &argv, &o, -1, &rank, &np);
     if (rc)
         return rc;
-    size_t align = 64;
-    char *sbuf = osu_alloc(o.max_size + align, align);
-    char *rbuf = osu_alloc(o.max_size + align, align);
+    char *sbuf, *rbuf;
+    osu_pt2pt_buffers(o.max_size, 64, &sbuf, &rbuf);
     if (rank == 0) {
         osu_print_header(&o);
         osu_print_colhdr(o.label);
@@ -40,7 +39,6 @@ int main(int argc, char **argv)
             }
         }
     }
-    free(sbuf);
-    free(rbuf);
+    osu_pt2pt_buffers_free(sbuf, rbuf);
     return osu_finish();
 }

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const int window_sizes[] = { 1, 2, 4, 8, 16, 32, 64, 128 };
+static const int window_sizes[] = { 8, 16, 32, 64, 128 }; /* 3.6 -v */
 #define NWIN ((int)(sizeof window_sizes / sizeof window_sizes[0]))
 
 /* One measurement: returns the message rate (messages/s over all pairs);
@@ -15,17 +15,21 @@ static double run(const struct osu_opts *o, int rank, int pairs, size_t size, in
 {
     int loop, skip;
     osu_iters(o, size, &loop, &skip);
-    /* keep the number of messages of the default window (64) */
-    long l = (long)loop * 64 / window;
-    loop = l < 1 ? 1 : (int)l;
+    /* 3.6: windows below 64 repeat loop and warm-up 64 / window times */
+    int mult = 64 / window > 0 ? 64 / window : 1;
+    loop *= mult;
+    skip *= mult;
     double t = 0.0, tmax = 0.0;
+    osu_touch(sbuf, rbuf, size);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank < pairs) {
         int peer = rank + pairs;
         double t_start = 0.0;
         for (int i = 0; i < loop + skip; i++) {
-            if (i == skip)
+            if (i == skip) { /* 3.6: every rank meets once more after warm-up */
+                MPI_Barrier(MPI_COMM_WORLD);
                 t_start = MPI_Wtime();
+            }
             for (int j = 0; j < window; j++)
                 MPI_Isend(sbuf, (int)size, MPI_CHAR, peer, 100, MPI_COMM_WORLD, &req[j]);
             MPI_Waitall(window, req, OSU_STATUSES_IGNORE);
@@ -35,14 +39,27 @@ static double run(const struct osu_opts *o, int rank, int pairs, size_t size, in
     } else if (rank < 2 * pairs) {
         int peer = rank - pairs;
         for (int i = 0; i < loop + skip; i++) {
+            if (i == skip)
+                MPI_Barrier(MPI_COMM_WORLD);
             for (int j = 0; j < window; j++)
                 MPI_Irecv(rbuf, (int)size, MPI_CHAR, peer, 100, MPI_COMM_WORLD, &req[j]);
             MPI_Waitall(window, req, OSU_STATUSES_IGNORE);
             MPI_Send(sbuf, 4, MPI_CHAR, peer, 101, MPI_COMM_WORLD);
         }
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
     }
     MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     return tmax > 0 ? (double)pairs * loop * window / tmax : 0.0;
+}
+
+/* 3.6 -v column header: the window sizes */
+static void print_window_header(void)
+{
+    printf("#      ");
+    for (int w = 0; w < NWIN; w++)
+        printf("  %10d", window_sizes[w]);
+    printf("\n");
 }
 
 int main(int argc, char **argv)
@@ -62,23 +79,21 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return EXIT_FAILURE;
     }
+    /* -v: one row of rates per size (sizes up to 2^30: 31 rows) */
+    static double rates[32][NWIN];
+    int nsizes = 0;
     int wmax = o.vary_window ? window_sizes[NWIN - 1] : o.window;
-    size_t align = osu_page_size();
-    char *sbuf = osu_alloc(o.max_size + align, align);
-    char *rbuf = osu_alloc(o.max_size + align, align);
+    char *sbuf, *rbuf;
+    osu_pt2pt_buffers(o.max_size, osu_page_size(), &sbuf, &rbuf);
     MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)wmax);
     if (!req)
         MPI_Abort(MPI_COMM_WORLD, 1);
     if (rank == 0) {
         osu_print_header(&o);
         if (o.vary_window) {
-            printf("# [ pairs: %d ] [ window sizes:", pairs);
-            for (int w = 0; w < NWIN; w++)
-                printf(" %d", window_sizes[w]);
-            printf(" ]\n# Message Rate Profile\n%-*s", OSU_SIZE_WIDTH, "# Size");
-            for (int w = 0; w < NWIN; w++)
-                printf("%*d", OSU_FIELD_WIDTH, window_sizes[w]);
-            printf("\n");
+            printf("# [ pairs: %d ] [ window size: varied ]\n", pairs);
+            printf("\n# Uni-directional Bandwidth (MB/sec)\n");
+            print_window_header();
         } else {
             printf("# [ pairs: %d ] [ window size: %d ]\n", pairs, o.window);
             if (o.print_rate)
@@ -92,15 +107,16 @@ int main(int argc, char **argv)
     for (size_t size = osu_first_size(&o); size <= o.max_size; size = osu_next_size(size)) {
         if (size == 0)
             continue;
-        osu_touch(sbuf, rbuf, size);
         if (o.vary_window) {
             if (rank == 0)
-                printf("%-*d", OSU_SIZE_WIDTH, (int)size);
+                printf("%-7d", (int)size);
             for (int w = 0; w < NWIN; w++) {
                 double rate = run(&o, rank, pairs, size, window_sizes[w], sbuf, rbuf, req);
+                rates[nsizes][w] = rate;
                 if (rank == 0)
-                    printf("%*.*f", OSU_FIELD_WIDTH, OSU_PRECISION, rate);
+                    printf("  %10.*f", OSU_PRECISION, rate * (double)size / 1e6);
             }
+            nsizes++;
             if (rank == 0) {
                 printf("\n");
                 fflush(stdout);
@@ -119,8 +135,23 @@ int main(int argc, char **argv)
             }
         }
     }
+    if (o.vary_window && o.print_rate && rank == 0) {
+        /* 3.6 -v: the message rates follow the bandwidth table */
+        printf("\n# Message Rate Profile\n");
+        print_window_header();
+        int k = 0;
+        for (size_t size = osu_first_size(&o); size <= o.max_size; size = osu_next_size(size)) {
+            if (size == 0)
+                continue;
+            printf("%-7d", (int)size);
+            for (int w = 0; w < NWIN; w++)
+                printf("  %10.2f", rates[k][w]);
+            printf("\n");
+            k++;
+        }
+        fflush(stdout);
+    }
     free(req);
-    free(sbuf);
-    free(rbuf);
+    osu_pt2pt_buffers_free(sbuf, rbuf);
     return osu_finish();
 }

@@ -14,9 +14,8 @@ int main(int argc, char **argv)
     if (rc)
         return rc;
     int pairs = np / 2;
-    size_t align = 64;
-    char *sbuf = osu_alloc(o.max_size + align, align);
-    char *rbuf = osu_alloc(o.max_size + align, align);
+    char *sbuf, *rbuf;
+    osu_pt2pt_buffers(o.max_size, osu_page_size(), &sbuf, &rbuf);
     if (rank == 0) {
         osu_print_header(&o);
         osu_print_colhdr(o.label);
@@ -47,7 +46,6 @@ int main(int argc, char **argv)
         if (rank == 0)
             osu_print_row(size, sum / pairs);
     }
-    free(sbuf);
-    free(rbuf);
+    osu_pt2pt_buffers_free(sbuf, rbuf);
     return osu_finish();
 }

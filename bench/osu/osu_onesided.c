@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define OSU_OP_PUT 1
 #define OSU_OP_GET 2
@@ -21,17 +22,31 @@
 #error "define OSU_OP, OSU_TEST, OSU_PASSIVE and OSU_BENCH"
 #endif
 
-static void rma_op(char *buf, size_t size, int peer, MPI_Win win)
+/* Operation number j of a window: like 3.6, each goes to its own slot
+ * (offset j * size) of the origin buffer and of the target window. */
+static void rma_op(char *buf, size_t size, int j, int peer, MPI_Win win)
 {
+    char *origin = buf + (size_t)j * size;
+    MPI_Aint disp = (MPI_Aint)j * (MPI_Aint)size;
 #if OSU_OP == OSU_OP_PUT
-    MPI_Put(buf, (int)size, MPI_CHAR, peer, 0, (int)size, MPI_CHAR, win);
+    MPI_Put(origin, (int)size, MPI_CHAR, peer, disp, (int)size, MPI_CHAR, win);
 #elif OSU_OP == OSU_OP_GET
-    MPI_Get(buf, (int)size, MPI_CHAR, peer, 0, (int)size, MPI_CHAR, win);
+    MPI_Get(origin, (int)size, MPI_CHAR, peer, disp, (int)size, MPI_CHAR, win);
 #else
     int count = (int)(size / sizeof(int));
-    MPI_Accumulate(buf, count, MPI_INT, peer, 0, count, MPI_INT, MPI_SUM, win);
+    MPI_Accumulate(origin, count, MPI_INT, peer, disp, count, MPI_INT, MPI_SUM, win);
 #endif
 }
+
+/* 3.6 exposes the receive buffer for Put/Accumulate and the send buffer for
+ * Get (whose results land in the receive buffer). */
+#if OSU_OP == OSU_OP_GET
+#define WIN_BUF(s, r) (s)
+#define ORIGIN_BUF(s, r) (r)
+#else
+#define WIN_BUF(s, r) (r)
+#define ORIGIN_BUF(s, r) (s)
+#endif
 
 static const char *sync_desc(int sync)
 {
@@ -53,12 +68,13 @@ static double run(const struct osu_opts *o, int rank, size_t size, int loop, int
     MPI_Group world_grp, peer_grp;
     MPI_Comm_group(MPI_COMM_WORLD, &world_grp);
     MPI_Group_incl(world_grp, 1, &peer, &peer_grp);
-    MPI_Win_create(rbuf, (MPI_Aint)size, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    int nops = (OSU_TEST == OSU_T_LAT) ? 1 : window;
+    MPI_Win_create(WIN_BUF(sbuf, rbuf), (MPI_Aint)(size * (size_t)nops), 1, MPI_INFO_NULL,
+                   MPI_COMM_WORLD, &win);
     /* Both sides issue operations in latency (pscw/fence) and bibw tests. */
     int both = (OSU_TEST == OSU_T_BIBW) ||
                (OSU_TEST == OSU_T_LAT && (o->sync == OSU_SYNC_PSCW || o->sync == OSU_SYNC_FENCE));
     int active = (rank == 0) || both;
-    int nops = (OSU_TEST == OSU_T_LAT) ? 1 : window;
     double t_start = 0.0, t = 0.0;
 
     if (o->sync == OSU_SYNC_FENCE)
@@ -75,7 +91,7 @@ static double run(const struct osu_opts *o, int rank, size_t size, int loop, int
             if (OSU_TEST == OSU_T_LAT) {
                 if (rank == 0) {
                     MPI_Win_start(peer_grp, 0, win);
-                    rma_op(sbuf, size, peer, win);
+                    rma_op(ORIGIN_BUF(sbuf, rbuf), size, 0, peer, win);
                     MPI_Win_complete(win);
                     MPI_Win_post(peer_grp, 0, win);
                     MPI_Win_wait(win);
@@ -83,20 +99,20 @@ static double run(const struct osu_opts *o, int rank, size_t size, int loop, int
                     MPI_Win_post(peer_grp, 0, win);
                     MPI_Win_wait(win);
                     MPI_Win_start(peer_grp, 0, win);
-                    rma_op(sbuf, size, peer, win);
+                    rma_op(ORIGIN_BUF(sbuf, rbuf), size, 0, peer, win);
                     MPI_Win_complete(win);
                 }
             } else if (OSU_TEST == OSU_T_BIBW) {
                 MPI_Win_post(peer_grp, 0, win);
                 MPI_Win_start(peer_grp, 0, win);
                 for (int j = 0; j < nops; j++)
-                    rma_op(sbuf, size, peer, win);
+                    rma_op(ORIGIN_BUF(sbuf, rbuf), size, 0, peer, win);
                 MPI_Win_complete(win);
                 MPI_Win_wait(win);
             } else if (rank == 0) {
                 MPI_Win_start(peer_grp, 0, win);
                 for (int j = 0; j < nops; j++)
-                    rma_op(sbuf, size, peer, win);
+                    rma_op(ORIGIN_BUF(sbuf, rbuf), size, 0, peer, win);
                 MPI_Win_complete(win);
             } else {
                 MPI_Win_post(peer_grp, 0, win);
@@ -106,15 +122,15 @@ static double run(const struct osu_opts *o, int rank, size_t size, int loop, int
         case OSU_SYNC_FENCE:
             if (OSU_TEST == OSU_T_LAT) {
                 if (rank == 0)
-                    rma_op(sbuf, size, peer, win);
+                    rma_op(ORIGIN_BUF(sbuf, rbuf), size, 0, peer, win);
                 MPI_Win_fence(0, win);
                 if (rank == 1)
-                    rma_op(sbuf, size, peer, win);
+                    rma_op(ORIGIN_BUF(sbuf, rbuf), size, 0, peer, win);
                 MPI_Win_fence(0, win);
             } else {
                 if (active)
                     for (int j = 0; j < nops; j++)
-                        rma_op(sbuf, size, peer, win);
+                        rma_op(ORIGIN_BUF(sbuf, rbuf), size, 0, peer, win);
                 MPI_Win_fence(0, win);
             }
             break;
@@ -122,14 +138,14 @@ static double run(const struct osu_opts *o, int rank, size_t size, int loop, int
             if (active) {
                 MPI_Win_lock(MPI_LOCK_EXCLUSIVE, peer, 0, win);
                 for (int j = 0; j < nops; j++)
-                    rma_op(sbuf, size, peer, win);
+                    rma_op(ORIGIN_BUF(sbuf, rbuf), size, 0, peer, win);
                 MPI_Win_unlock(peer, win);
             }
             break;
         case OSU_SYNC_FLUSH:
             if (active) {
                 for (int j = 0; j < nops; j++)
-                    rma_op(sbuf, size, peer, win);
+                    rma_op(ORIGIN_BUF(sbuf, rbuf), size, 0, peer, win);
                 MPI_Win_flush(peer, win);
             }
             break;
@@ -144,6 +160,26 @@ static double run(const struct osu_opts *o, int rank, size_t size, int loop, int
     MPI_Group_free(&peer_grp);
     MPI_Group_free(&world_grp);
     return t;
+}
+
+/* Accumulate counts integers, as in 3.6: sizes 0, 4, 8, ... bytes, so no
+ * row times an operation of count 0 except the 0-byte one. */
+static size_t first_size(const struct osu_opts *o)
+{
+#if OSU_OP == OSU_OP_ACC
+    return (o->min_size + sizeof(int) - 1) / sizeof(int) * sizeof(int);
+#else
+    return o->min_size;
+#endif
+}
+
+static size_t next_size(size_t size)
+{
+#if OSU_OP == OSU_OP_ACC
+    return size ? size * 2 : sizeof(int);
+#else
+    return osu_next_size(size);
+#endif
 }
 
 int main(int argc, char **argv)
@@ -169,20 +205,32 @@ int main(int argc, char **argv)
     int rc = osu_init(&argc, &argv, &o, -1, &rank, &np);
     if (rc)
         return rc;
+    /* 3.6: MPI_Alloc_mem buffers, page aligned, one slot per window op */
     size_t align = osu_page_size();
-    char *sbuf = osu_alloc(o.max_size + align, align);
-    char *rbuf = osu_alloc(o.max_size + align, align);
+    size_t slots = OSU_TEST == OSU_T_LAT ? 1 : (size_t)(o.window > o.window_large ? o.window
+                                                                                 : o.window_large);
+    char *sbase, *rbase;
+    size_t bytes = o.max_size * slots + align;
+    if (MPI_Alloc_mem((MPI_Aint)bytes, MPI_INFO_NULL, &sbase) != MPI_SUCCESS ||
+        MPI_Alloc_mem((MPI_Aint)bytes, MPI_INFO_NULL, &rbase) != MPI_SUCCESS) {
+        fprintf(stderr, "Error allocating %zu bytes\n", bytes);
+        MPI_Abort(MPI_COMM_WORLD, EXIT_FAILURE);
+    }
+    char *sbuf = (char *)(((unsigned long)sbase + (align - 1)) / align * align);
+    char *rbuf = (char *)(((unsigned long)rbase + (align - 1)) / align * align);
+    /* 3.6 fills both buffers once, in full (accumulate: integers) */
+    memset(sbuf, 0, o.max_size * slots);
+    memset(rbuf, 1, o.max_size * slots);
     if (rank == 0) {
         osu_print_header(&o);
         if (o.sync != default_sync)
             printf("# Synchronization: %s\n", sync_desc(o.sync));
         osu_print_colhdr(o.label);
     }
-    for (size_t size = osu_first_size(&o); size <= o.max_size; size = osu_next_size(size)) {
+    for (size_t size = first_size(&o); size <= o.max_size; size = next_size(size)) {
         if (OSU_TEST != OSU_T_LAT && size == 0)
             continue;
         int window = osu_window(&o, size);
-        osu_touch(sbuf, rbuf, size);
         osu_iters(&o, size, &loop, &skip);
         double t = run(&o, rank, size, loop, skip, window, sbuf, rbuf);
         if (rank == 0) {
@@ -198,7 +246,7 @@ int main(int argc, char **argv)
 #endif
         }
     }
-    free(sbuf);
-    free(rbuf);
+    MPI_Free_mem(sbase);
+    MPI_Free_mem(rbase);
     return osu_finish();
 }

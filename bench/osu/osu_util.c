@@ -199,7 +199,9 @@ static int parse(int argc, char **argv, struct osu_opts *o, int rank)
     }
     if (user_loop > 0) {
         o->loop = user_loop;
-        if (o->loop_large > user_loop) o->loop_large = user_loop;
+        /* 3.6 collectives: -i sets small and large counts alike */
+        if (o->kind == OSU_COLL || o->loop_large > user_loop)
+            o->loop_large = user_loop;
     }
     if (user_skip >= 0) {
         o->skip = user_skip;
@@ -287,6 +289,33 @@ void *osu_alloc(size_t bytes, size_t align)
     }
     memset(p, 0, bytes);
     return p;
+}
+
+static char osu_static_sbuf[OSU_STATIC_BYTES];
+static char osu_static_rbuf[OSU_STATIC_BYTES];
+
+static char *align_up(char *p, size_t align)
+{
+    return (char *)(((unsigned long)p + (align - 1)) / align * align);
+}
+
+void osu_pt2pt_buffers(size_t need, size_t align, char **sbuf, char **rbuf)
+{
+    if (need + align <= OSU_STATIC_BYTES) {
+        *sbuf = align_up(osu_static_sbuf, align);
+        *rbuf = align_up(osu_static_rbuf, align);
+    } else {
+        *sbuf = osu_alloc(need + align, align);
+        *rbuf = osu_alloc(need + align, align);
+    }
+}
+
+void osu_pt2pt_buffers_free(char *sbuf, char *rbuf)
+{
+    if (sbuf < osu_static_sbuf || sbuf >= osu_static_sbuf + OSU_STATIC_BYTES) {
+        free(sbuf);
+        free(rbuf);
+    }
 }
 
 void osu_touch(void *sbuf, void *rbuf, size_t n)

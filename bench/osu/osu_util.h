@@ -62,6 +62,17 @@ int osu_init(int *argc, char ***argv, struct osu_opts *o, int thread_level,
 /* Ends the program: MPI_Finalize and EXIT_SUCCESS. */
 int osu_finish(void);
 
+/* The two message buffers of the point-to-point programs, placed as the
+ * genuine 3.6 programs place them: in two static (BSS) arrays of
+ * OSU_STATIC_BYTES each, aligned up to `align` inside the array.  Their pages
+ * are mapped on first touch, by the per-size touch loop, so the first use of
+ * each size faults its new pages in as in the genuine programs (a heap buffer
+ * cleared in full beforehand does not).  When `need` is larger than the static
+ * arrays allow (-m above 4 MiB) the buffers come from osu_alloc instead. */
+#define OSU_STATIC_BYTES (((size_t)1 << 22) + OSU_MAX_ALIGN)
+void osu_pt2pt_buffers(size_t need, size_t align, char **sbuf, char **rbuf);
+void osu_pt2pt_buffers_free(char *sbuf, char *rbuf);
+
 /* Aligned, zeroed allocation; aborts the job on failure. */
 void *osu_alloc(size_t bytes, size_t align);
 size_t osu_page_size(void);

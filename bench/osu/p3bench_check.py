@@ -28,15 +28,15 @@ PT2PT = {
     "osu_get_latency": ("OSU One Sided MPI_Get latency Test", "Latency (us)", 0),
     "osu_acc_latency": ("OSU MPI One Sided MPI_Accumulate Latency Test", "Latency (us)", 0),
     "osu_put_bw": ("OSU One Sided MPI_Put Bandwidth Test", "Bandwidth (MB/s)", 1),
-    "osu_get_bw": ("OSU One Sided MPI_Get Bandwidth Test", "Bandwidth (MB/s)", 1),
+    "osu_get_bw": ("OSU MPI One Sided MPI_Get Bandwidth Test", "Bandwidth (MB/s)", 1),
     "osu_put_bibw": ("OSU One Sided MPI_Put Bi-directional Bandwidth Test",
                      "Bi-Bandwidth (MB/s)", 1),
-    "osu_passive_put_latency": ("OSU One Sided Passive MPI_Put latency Test", "Latency (us)", 0),
-    "osu_passive_get_latency": ("OSU One Sided Passive MPI_Get latency Test", "Latency (us)", 0),
-    "osu_passive_acc_latency": ("OSU MPI One Sided Passive MPI_Accumulate Latency Test",
+    "osu_passive_put_latency": ("OSU One Sided MPI_Put Passive latency Test", "Latency (us)", 0),
+    "osu_passive_get_latency": ("OSU One Sided MPI_Get Passive latency Test", "Latency (us)", 0),
+    "osu_passive_acc_latency": ("OSU MPI One Sided MPI_Accumulate Passive Latency Test",
                                 "Latency (us)", 0),
-    "osu_passive_put_bw": ("OSU One Sided Passive MPI_Put Bandwidth Test", "Bandwidth (MB/s)", 1),
-    "osu_passive_get_bw": ("OSU One Sided Passive MPI_Get Bandwidth Test", "Bandwidth (MB/s)", 1),
+    "osu_passive_put_bw": ("OSU One Sided MPI_Put Passive Bandwidth Test", "Bandwidth (MB/s)", 1),
+    "osu_passive_get_bw": ("OSU One Sided MPI_Get Passive Bandwidth Test", "Bandwidth (MB/s)", 1),
 }
 COLL = {
     "osu_allgather": "Allgather", "osu_allgatherv": "Allgatherv", "osu_allreduce": "Allreduce",
@@ -56,13 +56,21 @@ def fail(msg):
     raise CheckError(msg)
 
 
-def sizes(first, mx):
+def sizes(first, mx, step0=1):
+    """first, then doubling; 0 is followed by step0 (4 for accumulate)."""
     s = first
     out = []
     while s <= mx:
         out.append(s)
-        s = s * 2 if s else 1
+        s = s * 2 if s else step0
     return out
+
+
+# 3.6 headers that do not follow "OSU <name> Latency Test"
+COLL_HEADERS = {
+    "osu_alltoall": "OSU MPI All-to-All Personalized Exchange Latency Test",
+    "osu_alltoallv": "OSU MPI All-to-Allv Personalized Exchange Latency Test",
+}
 
 
 def positive(v, what):
@@ -102,7 +110,7 @@ def check_osu(argv):
         return lines[i - 1]
 
     if prog in COLL:
-        bench = "OSU %s Latency Test" % COLL[prog]
+        bench = COLL_HEADERS.get(prog, "OSU %s Latency Test" % COLL[prog])
         check_fixed(nxt("header"), "# %s v3.6", (bench,), "header")
         if prog == "osu_barrier":
             hdr = "# Avg Latency(us)"
@@ -153,13 +161,27 @@ def check_osu(argv):
                     "header")
         info = nxt("pairs line")
         vary = "--vary" in rest
-        if vary:
-            if not re.fullmatch(r"# \[ pairs: \d+ \] \[ window sizes:( \d+)+ \]", info):
+        if vary:  # 3.6 -v: bandwidth table, then (with -r 1) the message-rate table
+            if not re.fullmatch(r"# \[ pairs: \d+ \] \[ window size: varied \]", info):
                 fail("pairs line %r" % info)
-            check_fixed(nxt("profile"), "%s", ("# Message Rate Profile",), "profile line")
-            wins = [1, 2, 4, 8, 16, 32, 64, 128]
-            check_fixed(nxt("column header"), "%s",
-                        ("%-10s" % "# Size" + "".join("%18d" % w for w in wins),), "column header")
+            wins = [8, 16, 32, 64, 128]
+            whdr = "#      " + "".join("  %10d" % w for w in wins)
+            exp = sizes(int(opt(rest, "--min", "1")), int(opt(rest, "--max", str(1 << 22))))
+            for title in ("", "# Uni-directional Bandwidth (MB/sec)", "#", "# Message Rate Profile"):
+                if title == "#":
+                    check_fixed(nxt("blank line"), "%s", ("",), "blank line")
+                    continue
+                if title:
+                    check_fixed(nxt("title"), "%s", (title,), "title")
+                    check_fixed(nxt("window header"), "%s", (whdr,), "window header")
+                    for s in exp:
+                        row = nxt("row for size %d" % s)
+                        vals = row.split()
+                        check_fixed(row, "%-7d" + "  %10.2f" * len(wins),
+                                    tuple([s] + [float(v) for v in vals[1:]]), "row")
+                else:
+                    check_fixed(nxt("blank line"), "%s", ("",), "blank line")
+            return
         else:
             if not re.fullmatch(r"# \[ pairs: \d+ \] \[ window size: \d+ \]", info):
                 fail("pairs line %r" % info)
@@ -195,7 +217,9 @@ def check_osu(argv):
         if not l.startswith("# Synchronization: MPI_Win_"):
             fail("sync line %r" % l)
     check_fixed(nxt("column header"), "%-10s%18s", ("# Size", label), "column header")
-    for s in sizes(int(opt(rest, "--min", str(first))), int(opt(rest, "--max", str(1 << 22)))):
+    acc = prog.endswith("acc_latency")  # counts of int: 0, 4, 8, ... bytes
+    for s in sizes(int(opt(rest, "--min", str(first))), int(opt(rest, "--max", str(1 << 22))),
+                   4 if acc else 1):
         if s == 0 and first == 1:
             continue
         row = nxt("row for size %d" % s)
