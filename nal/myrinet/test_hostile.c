@@ -238,6 +238,15 @@ int main(void)
 		c = send_cmd(&b, 1000 + (uint64_t)i, 0, 8, 0, 8);
 		push(&a, &c);
 	}
+	/* Drain only once the NIC has taken every command: then all 3000
+	 * events exist and more than the queue holds must have been held back
+	 * (draining earlier races the NIC, which under ASan may be slow enough
+	 * never to fill the queue). Bounded: 10 s. */
+	for (int w = 0; w < 10000 && atomic_load(&a.seg->cmdq.head) != atomic_load(&a.seg->cmdq.tail);
+	     w++) {
+		struct timespec t = {0, 1000000};
+		nanosleep(&t, NULL);
+	}
 	int got = 0;
 	struct myri_evt ev;
 	while (got < 3000 && next_event(&a, &ev) == 0 && ev.token == 1000 + (uint64_t)got)
