@@ -128,8 +128,16 @@ struct p3_nal_init_args {
 	const ptl_nid_t *nidmap; /* rank -> nid (nranks entries) or NULL */
 	const ptl_pid_t *pidmap; /* rank -> pid (nranks entries) or NULL */
 	int progress_thread;     /* 1: LIB runs a progress thread that blocks in
-				    progress(); the NAL may rely on it */
+				    progress(); the NAL may rely on it.
+				    P3_PROGRESS_INTERRUPT (2): the same thread,
+				    which a NAL with an interrupting NIC turns
+				    into its interrupt handler (it says so in
+				    p3_nal_info.interrupt_handler); other NALs
+				    treat it as 1 */
 };
+
+/* PTL_PROGRESS=interrupt (p3_nal_init_args.progress_thread). */
+#define P3_PROGRESS_INTERRUPT 2
 
 /* What a NAL reports back from init. */
 struct p3_nal_info {
@@ -137,6 +145,8 @@ struct p3_nal_info {
 	ptl_ni_limits_t limits; /* NAL-imposed limits (fields <= 0: no limit) */
 	uint64_t max_msg_size;  /* largest payload, 0: unlimited */
 	const char *transfer_mode; /* e.g. "cma single copy" / "two-copy pipeline" */
+	int interrupt_handler;  /* 1: LIB's progress thread is this NAL's interrupt
+				   handler (PTL_PROGRESS=interrupt honoured) */
 };
 
 /*
@@ -204,6 +214,12 @@ int p3_nal_nosys_dist(void *priv, ptl_process_id_t id, unsigned long *distance);
 int p3_nal_nosys_status(void *priv, ptl_sr_index_t reg, ptl_sr_value_t *value);
 void p3_nal_nosys_wakeup(void *priv);
 
+/* The failure kind of a transfer whose transport ended it with an
+ * errno-style status (nal_fail.c): 0 PTL_NI_OK, -ETIMEDOUT PTL_NI_PEER_DEAD,
+ * -ECONNRESET PTL_NI_PEER_RESTARTED, -ECANCELED PTL_NI_UNLINKED, anything
+ * else PTL_NI_FAIL. */
+ptl_ni_fail_t p3_nal_fail_kind(int status);
+
 /* ---- entry points of the LIB side, for NALs ---------------------------- */
 
 /* A whole header has arrived.  LIB matches it and calls ops->recv() once
@@ -220,6 +236,10 @@ void p3_lib_count_drop(struct p3_lib *lib, uint64_t len);
  * a receive, the data is in place.  status is PTL_NI_OK or a PTL_NI_* failure
  * kind (the END event carries it). */
 void p3_lib_finalize(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t status);
+
+/* 1 if the calling thread is LIB's progress thread of this NI (the
+ * interrupt handler in PTL_PROGRESS=interrupt), 0 otherwise. */
+int p3_lib_in_progress_thread(const struct p3_lib *lib);
 
 /* This NI's own process id (valid after init returned). */
 ptl_process_id_t p3_lib_id(const struct p3_lib *lib);

@@ -114,8 +114,10 @@ static int p3_progress_mode_thread(void)
 		return 0;
 	if (!strcmp(s, "thread"))
 		return 1;
+	if (!strcmp(s, "interrupt")) /* a NAL without an interrupting NIC: thread */
+		return P3_PROGRESS_INTERRUPT;
 	p3_log(1, "PtlNIInit: PTL_PROGRESS=%s is not a progress mode of this NAL "
-		  "(use app or thread); using app", s);
+		  "(use app, thread or interrupt); using app", s);
 	return 0;
 }
 

@@ -81,6 +81,14 @@ static void p3_lib_free_tables(struct p3_lib *lib)
 	free(lib);
 }
 
+/* PTL_PROGRESS as PtlNIDescribe reports it. */
+static const char *p3_lib_mode_name(const struct p3_lib *lib)
+{
+	return lib->lib_thread_mode == P3_PROGRESS_INTERRUPT ? "interrupt"
+	       : lib->lib_thread_mode			     ? "thread"
+							     : "app";
+}
+
 static int p3_lib_open(const struct p3_lib_open_args *args, struct p3_lib **libp,
 		       struct p3_lib_open_result *res)
 {
@@ -134,6 +142,12 @@ static int p3_lib_open(const struct p3_lib_open_args *args, struct p3_lib **libp
 	}
 	lib->lib_id = info.id;
 	lib->lib_transfer_mode = info.transfer_mode;
+	if (lib->lib_thread_mode == P3_PROGRESS_INTERRUPT && !info.interrupt_handler) {
+		p3_log(0, "PtlNIInit: PTL_PROGRESS=interrupt needs a NIC that interrupts "
+			  "(the myrinet NAL); NAL %s runs with a progress thread (thread)",
+		       args->nal->name);
+		lib->lib_thread_mode = 1;
+	}
 	p3_limits_combine(&lib->lib_limits, &info.limits, args->desired);
 
 	/* The loopback NAL carries our messages to ourselves. */
@@ -178,7 +192,7 @@ static int p3_lib_open(const struct p3_lib_open_args *args, struct p3_lib **libp
 	res->limits = lib->lib_limits;
 	*libp = lib;
 	P3_DBG(lib, PTL_DBG_REQUEST, "NI up on NAL %s (%s), progress %s", lib->lib_nal->name,
-	       info.transfer_mode ? info.transfer_mode : "-", lib->lib_thread_mode ? "thread" : "app");
+	       info.transfer_mode ? info.transfer_mode : "-", p3_lib_mode_name(lib));
 	return PTL_OK;
 
 fail_tables:
@@ -282,7 +296,7 @@ static unsigned int p3_lib_debug(struct p3_lib *lib, unsigned int mask)
 static int p3_lib_describe(struct p3_lib *lib, const char **nal_name, const char **mode)
 {
 	*nal_name = lib->lib_nal->name;
-	*mode = lib->lib_thread_mode ? "thread" : "app";
+	*mode = p3_lib_mode_name(lib);
 	return PTL_OK;
 }
 

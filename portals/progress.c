@@ -76,10 +76,19 @@ void p3_futex_wake(_Atomic uint32_t *word)
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+/* The NI whose progress thread this is (p3_lib_in_progress_thread). */
+static _Thread_local const struct p3_lib *p3_progress_thread_lib;
+
+int p3_lib_in_progress_thread(const struct p3_lib *lib)
+{
+	return lib && p3_progress_thread_lib == lib;
+}
+
 static void *p3_progress_main(void *arg)
 {
 	struct p3_lib *lib = arg;
 
+	p3_progress_thread_lib = lib;
 	/* The NAL spins briefly, then blocks until traffic or wakeup(). */
 	while (!atomic_load_explicit(&lib->lib_stop, memory_order_acquire))
 		lib->lib_nal->progress(lib->lib_nal_priv, -1);

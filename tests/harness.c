@@ -203,6 +203,16 @@ static void h_run_lo(int nranks, h_rank_fn fn, struct h_shared *sh)
 	h_close(ni);
 }
 
+/* PTL_PROGRESS of a mode: P3_TEST_THREAD_PROGRESS=interrupt runs the thread
+ * modes in the myrinet NAL's interrupt mode (tests/myri-conformance.sh). */
+const char *h_mode_progress(int mode)
+{
+	const char *s = getenv("P3_TEST_THREAD_PROGRESS");
+	if (!h_mode_thread(mode))
+		return "app";
+	return s && *s ? s : "thread";
+}
+
 /* P3_TEST_UDP_NAL=myrinet runs the udp modes over the myrinet NAL instead
  * (same address plan; a NIC, mcpd, must be running: tests/myri-conformance.sh). */
 static int h_udp_is_myrinet(void)
@@ -303,10 +313,10 @@ void h_set_env_mode(int mode, int rank, int nranks, ptl_jid_t jid)
 	unsigned base = h_pid_base();
 
 	if (mode == H_MODE_SHMEM_APP || mode == H_MODE_SHMEM_THREAD || mode == H_MODE_LO) {
-		h_set_env(rank, nranks, jid, h_mode_thread(mode) ? "thread" : "app");
+		h_set_env(rank, nranks, jid, h_mode_progress(mode));
 		return;
 	}
-	h_set_env(rank, nranks, jid, h_mode_thread(mode) ? "thread" : "app");
+	h_set_env(rank, nranks, jid, h_mode_progress(mode));
 	setenv("PTL_NAL", h_mode_nal(mode), 1);
 	for (int r = 0; r < nranks; r++) {
 		if (ether)

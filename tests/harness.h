@@ -124,6 +124,8 @@ const char *h_mode_name(int mode);
 /** Interface, NAL name ("lo", "shmem", "udp", "ether") and progress mode of a mode. */
 ptl_interface_t h_mode_iface(int mode);
 const char *h_mode_nal(int mode);
+/** PTL_PROGRESS of a mode: app, thread (or $P3_TEST_THREAD_PROGRESS for thread modes). */
+const char *h_mode_progress(int mode);
 int h_mode_thread(int mode);
 /** Runtime environment of rank `rank` of `nranks` over `mode` (not lo):
  *  PTL_NAL, maps, job id and progress; ether also enters the rank's namespace. */

@@ -1,11 +1,15 @@
 #!/bin/sh
 # myri-conformance.sh - the Check conformance suite over the myrinet NAL
-# (the emulated NIC, nal/myrinet) with PTL_PROGRESS=app and =thread: every
-# P3_CHECKS binary runs its udp modes through the myrinet NAL
-# (P3_TEST_UDP_NAL=myrinet, harness.c) against one mcpd started here under a
-# private name and stopped at the end.  Afterwards the NIC must still be
-# alive (no test may crash it) and must have rejected no command.
-# Bounded: 240 s per binary; ~3 min in all on a loaded 2-core machine.
+# (the emulated NIC, nal/myrinet) with PTL_PROGRESS=app and =thread, then
+# =interrupt: every P3_CHECKS binary runs its udp modes through the myrinet
+# NAL (P3_TEST_UDP_NAL=myrinet, harness.c; the interrupt pass runs the
+# udpthread mode with P3_TEST_THREAD_PROGRESS=interrupt) against one mcpd
+# started here under a private name and stopped at the end.  Afterwards the
+# NIC must still be alive (no test may crash it) and must have rejected no
+# command, and the interrupt pass must have been served by interrupts
+# (interrupts >= headers the handlers took, handler time > 0).
+# MYRI_CONF_PASSES (default "app,thread interrupt") chooses the passes.
+# Bounded: 240 s per binary and pass; ~4 min in all on a loaded 2-core machine.
 set -u
 top_builddir=${top_builddir:-..}
 MCPD="$top_builddir/nal/myrinet/mcpd"
@@ -26,19 +30,44 @@ until "$MCPD" --nic "$P3_MYRI_NIC" --counters >/dev/null 2>&1; do
 	sleep 0.01
 done
 
+counter() { # file name
+	awk -v n="$2" '$1 == n { print $2 }' "$1"
+}
+
 pass=0
 nfail=0
-for t in $CHECKS; do
-	bin=./$t
-	[ -x "$bin" ] || bin="$top_builddir/tests/$t"
-	if P3_TEST_UDP_NAL=myrinet P3_TEST_MODES=udp,udpthread timeout 240 "$bin" \
-		>myri-$t.log 2>&1; then
-		pass=$((pass + 1))
-		echo "PASS: $t over myrinet (app, thread): $(grep -o 'Checks: [0-9]*' myri-$t.log)"
-	else
+for passname in ${MYRI_CONF_PASSES:-app,thread interrupt}; do
+	case $passname in
+	app,thread) modes=udp,udpthread tprog=thread ;;
+	interrupt) modes=udpthread tprog=interrupt ;;
+	*) echo "FAIL: unknown pass $passname"; exit 1 ;;
+	esac
+	"$MCPD" --nic "$P3_MYRI_NIC" --counters >mcpd-conformance.before 2>&1
+	for t in $CHECKS; do
+		bin=./$t
+		[ -x "$bin" ] || bin="$top_builddir/tests/$t"
+		log=myri-$tprog-$t.log
+		if P3_TEST_UDP_NAL=myrinet P3_TEST_MODES=$modes P3_TEST_THREAD_PROGRESS=$tprog \
+			timeout 240 "$bin" >"$log" 2>&1; then
+			pass=$((pass + 1))
+			echo "PASS: $t over myrinet ($passname): $(grep -o 'Checks: [0-9]*' "$log")"
+		else
+			nfail=$((nfail + 1))
+			echo "FAIL: $t over myrinet ($passname) (see tests/$log):"
+			grep -E '^[^ ]*:[0-9]+:[FE]:' "$log" | head -10
+		fi
+	done
+	[ "$passname" = interrupt ] || continue
+	"$MCPD" --nic "$P3_MYRI_NIC" --counters >mcpd-conformance.after 2>&1
+	for c in interrupts host_intr_hdrs host_intr_handled host_handler_ns; do
+		eval "d_$c=\$((\$(counter mcpd-conformance.after $c) - \$(counter mcpd-conformance.before $c)))"
+	done
+	# shellcheck disable=SC2154
+	echo "interrupt pass: $d_interrupts interrupts, $d_host_intr_hdrs headers in $d_host_intr_handled handler passes, ${d_host_handler_ns} ns in the handlers"
+	if [ "$d_host_intr_hdrs" -le 0 ] || [ "$d_interrupts" -lt "$d_host_intr_hdrs" ] ||
+		[ "$d_host_handler_ns" -le 0 ]; then
+		echo "FAIL: the interrupt pass was not served by interrupt handlers"
 		nfail=$((nfail + 1))
-		echo "FAIL: $t over myrinet (see tests/myri-$t.log):"
-		grep -E '^[^ ]*:[0-9]+:[FE]:' myri-$t.log | head -10
 	fi
 done
 "$MCPD" --nic "$P3_MYRI_NIC" --counters >mcpd-conformance.counters 2>&1 || {

@@ -141,6 +141,8 @@ static uint32_t my_nid(struct p3_lib *lib, const struct p3_nal_init_args *args, 
 	return ntohl(in.s_addr);
 }
 
+static void myri_stop(void *priv);
+
 static int myri_init(struct p3_lib *lib, const struct p3_nal_init_args *args,
                      struct p3_nal_info *info, void **privp)
 {
@@ -175,6 +177,12 @@ static int myri_init(struct p3_lib *lib, const struct p3_nal_init_args *args,
 	info->limits.max_md_iovecs = MYRI_MAX_RUN;
 	info->max_msg_size = UINT32_MAX;
 	info->transfer_mode = "emulated Myrinet NIC (mcpd): reliable datagrams, LIB on the host";
+	rc = myri_intr_init(h, args, info);
+	if (rc) {
+		myri_stop(h);
+		host_free(h);
+		return rc;
+	}
 	*privp = h;
 	return 0;
 }
@@ -193,8 +201,11 @@ static int myri_dist(void *priv, ptl_process_id_t id, unsigned long *distance)
 static int myri_status(void *priv, ptl_sr_index_t reg, ptl_sr_value_t *value)
 {
 	struct myri_host *h = priv;
-	if (reg < PTL_SR_NAL_BASE || reg - PTL_SR_NAL_BASE >= MYRI_NCOUNTERS)
+	if (reg < PTL_SR_NAL_BASE)
 		return -ENOENT;
+	if (reg - PTL_SR_NAL_BASE >= MYRI_NCOUNTERS) /* the driver's own */
+		return myri_intr_status(h, (unsigned)(reg - PTL_SR_NAL_BASE - MYRI_NCOUNTERS),
+		                        value);
 	*value = (ptl_sr_value_t)atomic_load(&h->seg->counters[reg - PTL_SR_NAL_BASE]);
 	return 0;
 }

@@ -241,26 +241,11 @@ int myri_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec 
 
 /* ---- events ------------------------------------------------------------ */
 
-static ptl_ni_fail_t fail_kind(int status)
-{
-	switch (status) {
-	case 0:
-		return PTL_NI_OK;
-	case -ETIMEDOUT:
-		return PTL_NI_PEER_DEAD;
-	case -ECONNRESET:
-		return PTL_NI_PEER_RESTARTED;
-	case -ECANCELED:
-		return PTL_NI_UNLINKED;
-	default:
-		return PTL_NI_FAIL;
-	}
-}
-
 static void rx_header(struct myri_host *h, const struct myri_evt *e)
 {
 	struct p3_hdr hdr;
 	struct myri_rx_ctx ctx = {.nic_token = e->token};
+	h->rx_hdrs++;
 	if (p3_hdr_unpack(e->hdr, MYRI_HDR_LEN, &hdr) != 0 || hdr.payload_len != e->len) {
 		p3_lib_log(h->lib, 1, "myrinet: malformed Portals header, dropped");
 		p3_lib_count_drop(h->lib, e->len);
@@ -288,7 +273,7 @@ static void handle_event(struct myri_host *h, const struct myri_evt *e)
 		if ((msg = slot_take(h, e->token)) != NULL)
 			p3_lib_finalize(h->lib, msg,
 			                e->type == MYRI_EVT_REJECT ? PTL_NI_FAIL
-			                                           : fail_kind(e->status));
+			                                           : p3_nal_fail_kind(e->status));
 		break;
 	default:
 		p3_lib_log(h->lib, 1, "myrinet: unknown event type %u ignored", e->type);
@@ -386,6 +371,8 @@ int myri_progress(void *priv, int timeout_ms)
 	struct myri_host *h = priv;
 	if (h->stopped)
 		return 0;
+	if (h->intr.on)
+		return myri_intr_progress(h, timeout_ms);
 	int n = drain_events(h);
 	if (n || atomic_load(&h->nic_dead))
 		return n;
@@ -408,4 +395,30 @@ void myri_wakeup(void *priv)
 	if (write(h->intr_fd, &one, sizeof(one)) < 0) {
 		/* the counter is saturated: a wake-up is pending anyway */
 	}
+}
+
+/* ---- for the interrupt handler (host_intr.c) ----------------------------- */
+
+int myri_io_drain(struct myri_host *h)
+{
+	return drain_events(h);
+}
+
+void myri_io_wait(struct myri_host *h, int timeout_ms)
+{
+	wait_interrupt(h, timeout_ms);
+}
+
+void myri_io_check_nic(struct myri_host *h)
+{
+	check_nic(h);
+}
+
+/* A command without a completion (no slot, no registration). */
+int myri_io_post_cmd(struct myri_host *h, const struct myri_cmd *cmd)
+{
+	pthread_mutex_lock(&h->cmd_lock);
+	int rc = cmd_push(h, cmd);
+	pthread_mutex_unlock(&h->cmd_lock);
+	return rc;
 }

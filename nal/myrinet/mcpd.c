@@ -82,6 +82,7 @@ static void print_counters(const struct mcpd *nic, FILE *out)
 	        (unsigned long long)nic->stats.attach_rejected);
 	for (int i = 0; i < MYRI_NCOUNTERS; i++)
 		fprintf(out, "%s %llu\n", names[i], (unsigned long long)sum[i]);
+	mcpd_intr_print(nic, out);
 }
 
 static void answer_counters(struct mcpd *nic, int fd)

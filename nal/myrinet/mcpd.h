@@ -9,6 +9,7 @@
 #include "rmpp.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -75,14 +76,16 @@ struct mcpd_ep {
 	struct rmpp_addr deferred[MCPD_MAX_DEFERRED];
 	uint32_t ndeferred;
 	struct mcpd_evt_backlog *backlog, *backlog_tail;
-	int dead; /* tear down at the next loop turn */
+	int dead;         /* tear down at the next loop turn */
+	int intr_per_hdr; /* MYRI_CMD_INTR_CTL: an interrupt per RX_HDR event */
 	struct mcpd_ep *next;
 };
 
 /* The NIC's global counters (mcpd --counters). */
 struct mcpd_stats {
 	uint64_t attaches, detaches, attach_rejected, endpoints;
-	uint64_t counters[MYRI_NCOUNTERS]; /* summed over detached endpoints */
+	uint64_t counters[MYRI_NCOUNTERS];           /* summed over detached endpoints */
+	uint64_t host_counters[MYRI_NHOST_COUNTERS]; /* likewise */
 };
 
 struct mcpd {
@@ -109,6 +112,11 @@ void mcpd_post_event(struct mcpd_ep *ep, const struct myri_evt *evt);
 int mcpd_run_iov(struct mcpd_ep *ep, const struct myri_cmd *cmd, struct iovec **out, size_t *nout);
 int mcpd_dma(struct mcpd_ep *ep, int write, void *local, uint64_t len, const struct iovec *remote,
              size_t nremote);
+
+/* mcpd_intr.c: the interrupt line (PTL_PROGRESS=interrupt) */
+int mcpd_intr_ctl(struct mcpd_ep *ep, const struct myri_cmd *cmd);
+void mcpd_intr_raise(struct mcpd_ep *ep, uint64_t hdrs);
+void mcpd_intr_print(const struct mcpd *nic, FILE *out);
 
 /* mcpd_cmd.c: the command-queue entry check (also the fuzz target's entry) */
 int mcpd_cmd_check(const struct myri_cmd *cmd);

@@ -15,6 +15,8 @@ int mcpd_cmd_check(const struct myri_cmd *cmd)
 		break;
 	case MYRI_CMD_DISCARD:
 		return 0;
+	case MYRI_CMD_INTR_CTL:
+		return cmd->nreg || cmd->len || cmd->offset > MYRI_INTR_PER_HDR ? -EINVAL : 0;
 	default:
 		return -EOPNOTSUPP;
 	}

@@ -23,16 +23,6 @@ void mcpd_count(struct mcpd_ep *ep, enum myri_counter c, uint64_t n)
 	atomic_fetch_add_explicit(&ep->seg->counters[c], n, memory_order_relaxed);
 }
 
-/* Raise the interrupt if the host said it is about to block. */
-static void raise_interrupt(struct mcpd_ep *ep)
-{
-	if (atomic_load(&ep->seg->host_sleeping)) {
-		uint64_t one = 1;
-		if (write(ep->intr_fd, &one, sizeof(one)) == sizeof(one))
-			mcpd_count(ep, MYRI_C_interrupts, 1);
-	}
-}
-
 static int ring_put(struct mcpd_ep *ep, const struct myri_evt *evt)
 {
 	uint64_t tail = atomic_load_explicit(&ep->seg->evtq.tail, memory_order_relaxed);
@@ -49,8 +39,10 @@ static int ring_put(struct mcpd_ep *ep, const struct myri_evt *evt)
 int mcpd_ep_flush_events(struct mcpd_ep *ep)
 {
 	int n = 0;
+	uint64_t hdrs = 0;
 	while (ep->backlog && ring_put(ep, &ep->backlog->evt) == 0) {
 		struct mcpd_evt_backlog *b = ep->backlog;
+		hdrs += b->evt.type == MYRI_EVT_RX_HDR;
 		ep->backlog = b->next;
 		if (!ep->backlog)
 			ep->backlog_tail = NULL;
@@ -58,14 +50,14 @@ int mcpd_ep_flush_events(struct mcpd_ep *ep)
 		n++;
 	}
 	if (n)
-		raise_interrupt(ep);
+		mcpd_intr_raise(ep, hdrs);
 	return n;
 }
 
 void mcpd_post_event(struct mcpd_ep *ep, const struct myri_evt *evt)
 {
 	if (!ep->backlog && ring_put(ep, evt) == 0) {
-		raise_interrupt(ep);
+		mcpd_intr_raise(ep, evt->type == MYRI_EVT_RX_HDR);
 		return;
 	}
 	struct mcpd_evt_backlog *b = malloc(sizeof(*b));
@@ -327,6 +319,8 @@ static void cmd_execute(struct mcpd_ep *ep, const struct myri_cmd *cmd)
 	if (rc == 0) {
 		if (cmd->op == MYRI_CMD_SEND)
 			rc = cmd_send(ep, cmd);
+		else if (cmd->op == MYRI_CMD_INTR_CTL)
+			rc = mcpd_intr_ctl(ep, cmd);
 		else
 			rc = cmd_answer(ep, cmd);
 	}
@@ -446,6 +440,8 @@ void mcpd_ep_destroy(struct mcpd_ep *ep)
 	}
 	for (int i = 0; i < MYRI_NCOUNTERS; i++)
 		ep->nic->stats.counters[i] += atomic_load(&ep->seg->counters[i]);
+	for (int i = 0; i < MYRI_NHOST_COUNTERS; i++)
+		ep->nic->stats.host_counters[i] += atomic_load(&ep->seg->host_counters[i]);
 	munmap(ep->seg, sizeof(struct myri_seg));
 	close(ep->conn_fd);
 	close(ep->doorbell_fd);

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #define MYRI_MAGIC   0x4d595249u /* "MYRI" */
-#define MYRI_VERSION 1u          /* bumped on any layout change */
+#define MYRI_VERSION 2u          /* bumped on any layout change (2: host_counters) */
 
 #define MYRI_CMDQ_LEN 1024u  /* command entries (power of two) */
 #define MYRI_EVTQ_LEN 2048u  /* event entries (power of two) */
@@ -65,10 +65,19 @@ struct myri_reg {
 
 /* ---- commands (host -> NIC) --------------------------------------------- */
 enum myri_cmd_op {
-	MYRI_CMD_SEND = 1,    /* send hdr + len bytes read from the run at offset */
-	MYRI_CMD_DELIVER = 2, /* put the first len bytes of received message
-	                         `token` into the run at offset */
-	MYRI_CMD_DISCARD = 3, /* drop received message `token` (no event) */
+	MYRI_CMD_SEND = 1,     /* send hdr + len bytes read from the run at offset */
+	MYRI_CMD_DELIVER = 2,  /* put the first len bytes of received message
+	                          `token` into the run at offset */
+	MYRI_CMD_DISCARD = 3,  /* drop received message `token` (no event) */
+	MYRI_CMD_INTR_CTL = 8, /* interrupt control: offset = enum myri_intr_mode
+	                          (nreg and len 0); no event unless rejected */
+};
+
+/* When the NIC raises the interrupt (MYRI_CMD_INTR_CTL). */
+enum myri_intr_mode {
+	MYRI_INTR_SLEEP = 0,   /* only when the host said it blocks (default) */
+	MYRI_INTR_PER_HDR = 1, /* also once per RX_HDR event, whatever the host
+	                          does: PTL_PROGRESS=interrupt */
 };
 
 struct myri_cmd {
@@ -126,6 +135,23 @@ enum myri_counter {
 	    MYRI_NCOUNTERS
 };
 
+/* The host driver's own registers (host-written, NIC-readable: mcpd
+ * --counters prints them; PtlNIStatus(PTL_SR_NAL_BASE + MYRI_NCOUNTERS + i)):
+ * interrupt-handler passes, RX_HDR events they handled, and nanoseconds spent
+ * handling events in them (wall clock, per pass: from the first event
+ * taken to the last).  Zero unless PTL_PROGRESS=interrupt. */
+#define MYRI_HOST_COUNTERS(X)                                                                      \
+	X(intr_handled)                                                                            \
+	X(intr_hdrs)                                                                               \
+	X(handler_ns)
+
+enum myri_host_counter {
+#define MYRI_HOST_COUNTER_ENUM(n) MYRI_H_##n,
+	MYRI_HOST_COUNTERS(MYRI_HOST_COUNTER_ENUM)
+#undef MYRI_HOST_COUNTER_ENUM
+	    MYRI_NHOST_COUNTERS
+};
+
 /* ---- the segment ------------------------------------------------------- */
 /*
  * Rings: single producer, single consumer; head and tail count entries
@@ -159,6 +185,7 @@ struct myri_seg {
 	struct myri_cmd cmd[MYRI_CMDQ_LEN];
 	struct myri_evt evt[MYRI_EVTQ_LEN];
 	struct myri_reg reg[MYRI_NREG];
+	_Atomic uint64_t host_counters[MYRI_NHOST_COUNTERS]; /* host-written */
 };
 
 _Static_assert(sizeof(struct myri_cmd) == 160, "command entry layout");

@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #define MYRI_HOST_SLOTS 16384u /* operations in flight (sends + deliveries) */
 
@@ -18,6 +19,17 @@ struct myri_slot {
 	uint32_t gen;
 	uint32_t reg_first, nreg;
 	int in_use;
+};
+
+/* PTL_PROGRESS=interrupt (host_intr.c): LIB's progress thread is the
+ * interrupt handler, bound to the application's core. */
+struct myri_intr {
+	int on;
+	int cpu;        /* the application's core at PtlNIInit, -1: unknown */
+	int bound;      /* the handler has been placed (first pass) */
+	int have_clock; /* clock: the handler thread's CPU-time clock */
+	clockid_t clock;
+	uint64_t hdrs_seen; /* rx_hdrs at the end of the last handler pass */
 };
 
 struct myri_host {
@@ -36,6 +48,8 @@ struct myri_host {
 	uint32_t reg_next, key_next;
 	_Atomic int nic_dead;
 	int stopped;
+	_Atomic uint64_t rx_hdrs; /* RX_HDR events handled */
+	struct myri_intr intr;
 };
 
 /* What recv() is given as nal_ctx by the event loop. */
@@ -54,5 +68,15 @@ int myri_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec 
 int myri_progress(void *priv, int timeout_ms);
 void myri_wakeup(void *priv);
 void myri_fail_all(struct myri_host *h, ptl_ni_fail_t why);
+int myri_io_drain(struct myri_host *h);
+void myri_io_wait(struct myri_host *h, int timeout_ms);
+void myri_io_check_nic(struct myri_host *h);
+int myri_io_post_cmd(struct myri_host *h, const struct myri_cmd *cmd);
+
+/* host_intr.c */
+int myri_intr_init(struct myri_host *h, const struct p3_nal_init_args *args,
+                   struct p3_nal_info *info);
+int myri_intr_progress(struct myri_host *h, int timeout_ms);
+int myri_intr_status(struct myri_host *h, unsigned idx, ptl_sr_value_t *value);
 
 #endif

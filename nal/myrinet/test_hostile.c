@@ -187,6 +187,12 @@ int main(void)
 	c = send_cmd(&b, 6, 0, 7, UINT64_MAX - 4, 64);
 	push(&a, &c);
 	expect(&a, MYRI_EVT_REJECT, 6, -EMSGSIZE, "offset + length wraps around");
+	struct myri_cmd ic = {.op = MYRI_CMD_INTR_CTL, .offset = 7, .token = 61};
+	push(&a, &ic);
+	expect(&a, MYRI_EVT_REJECT, 61, -EINVAL, "interrupt control: unknown mode");
+	ic = (struct myri_cmd){.op = MYRI_CMD_INTR_CTL, .len = 8, .token = 62};
+	push(&a, &ic);
+	expect(&a, MYRI_EVT_REJECT, 62, -EINVAL, "interrupt control with a payload");
 	/* 4. a forged receive token */
 	struct myri_cmd d = {.op = MYRI_CMD_DELIVER, .nic_token = 0x1234500000077ull, .token = 7};
 	push(&a, &d);
@@ -255,7 +261,7 @@ int main(void)
 	CHECK(atomic_load(&a.seg->counters[MYRI_C_evt_backlog]) > 0,
 	      "the NIC held events back (evt_backlog %llu)",
 	      (unsigned long long)atomic_load(&a.seg->counters[MYRI_C_evt_backlog]));
-	CHECK(atomic_load(&a.seg->counters[MYRI_C_cmds_rejected]) == 3007,
+	CHECK(atomic_load(&a.seg->counters[MYRI_C_cmds_rejected]) == 3009,
 	      "rejections counted (%llu)",
 	      (unsigned long long)atomic_load(&a.seg->counters[MYRI_C_cmds_rejected]));
 

@@ -71,7 +71,7 @@ void rnal_rx_done(void *arg, void *cookie, int status, uint64_t accepted)
 	struct rnal *rn = arg;
 	(void)accepted;
 	if (cookie)
-		p3_lib_finalize(rn->rn_lib, cookie, rnal_fail_kind(status));
+		p3_lib_finalize(rn->rn_lib, cookie, p3_nal_fail_kind(status));
 	rmpp_pathprof_mark(rn->rn_ep, RMPP_PP_NAL_RX_DONE);
 }
 

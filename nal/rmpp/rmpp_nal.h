@@ -55,7 +55,6 @@ int rnal_addr(struct rnal *rn, ptl_process_id_t id, struct rmpp_addr *out);
 int rnal_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const struct iovec *iov,
 	      size_t niov, uint64_t offset, uint64_t len);
 void rnal_tx_done(void *arg, void *cookie, int status, uint64_t accepted);
-ptl_ni_fail_t rnal_fail_kind(int status);
 /* recv.c */
 int rnal_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t hdr_len,
 		uint64_t msg_len, struct rmpp_rx_accept *acc);

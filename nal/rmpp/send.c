@@ -108,22 +108,6 @@ int rnal_addr(struct rnal *rn, ptl_process_id_t id, struct rmpp_addr *out)
 	return rc;
 }
 
-ptl_ni_fail_t rnal_fail_kind(int status)
-{
-	switch (status) {
-	case 0:
-		return PTL_NI_OK;
-	case -ETIMEDOUT:
-		return PTL_NI_PEER_DEAD;
-	case -ECONNRESET:
-		return PTL_NI_PEER_RESTARTED;
-	case -ECANCELED:
-		return PTL_NI_UNLINKED;
-	default:
-		return PTL_NI_FAIL;
-	}
-}
-
 int rnal_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const struct iovec *iov,
 	      size_t niov, uint64_t offset, uint64_t len)
 {
@@ -155,5 +139,5 @@ void rnal_tx_done(void *arg, void *cookie, int status, uint64_t accepted)
 	struct rnal *rn = arg;
 	(void)accepted;
 	if (cookie)
-		p3_lib_finalize(rn->rn_lib, cookie, rnal_fail_kind(status));
+		p3_lib_finalize(rn->rn_lib, cookie, p3_nal_fail_kind(status));
 }
