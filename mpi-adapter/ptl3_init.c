@@ -104,7 +104,8 @@ FI_EXT_INI
 	fi_param_define(&ptl3_prov, "nal", FI_PARAM_STRING,
 			"Portals NAL to open: shmem, udp, ether, myrinet, lo or auto (default: shmem)");
 	fi_param_define(&ptl3_prov, "progress", FI_PARAM_STRING,
-			"Portals progress mode, app or thread (sets PTL_PROGRESS; default: the library's)");
+			"Portals progress mode, app, thread or (myrinet) interrupt "
+			"(sets PTL_PROGRESS; default: the library's)");
 	fi_param_define(&ptl3_prov, "counters", FI_PARAM_BOOL,
 			"print the provider's counters on stderr when an endpoint closes (default: no)");
 	fi_param_define(&ptl3_prov, "eager", FI_PARAM_INT,
