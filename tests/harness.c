@@ -259,11 +259,17 @@ int h_mode_thread(int mode)
  * nal/rmpp accepts pid <= 65535 - base port = 44535.  Every Check test runs
  * in its own forked process, so deriving the base from that process' pid
  * keeps concurrently running test binaries apart (8 pids per process). */
+/* P3_TEST_PID_SLOTS=N (default 5000) narrows the pid range to 1000 +
+ * [0, N) * H_MAX_RANKS: myri-conformance.sh keeps its NIC's ports
+ * (base + pid) in a band other jobs of a shared machine do not crowd. */
 static unsigned h_pid_base_v;
 unsigned h_pid_base(void)
 {
-	if (!h_pid_base_v)
-		h_pid_base_v = 1000u + ((unsigned)getpid() % 5000u) * H_MAX_RANKS;
+	if (!h_pid_base_v) {
+		const char *s = getenv("P3_TEST_PID_SLOTS");
+		unsigned slots = s && atoi(s) > 0 && atoi(s) <= 5000 ? (unsigned)atoi(s) : 5000u;
+		h_pid_base_v = 1000u + ((unsigned)getpid() % slots) * H_MAX_RANKS;
+	}
 	return h_pid_base_v;
 }
 

@@ -20,7 +20,13 @@ CHECKS="check_init check_ni check_me check_match check_md check_offsets check_ac
 
 P3_MYRI_NIC="conf-$$"
 export P3_MYRI_NIC
-"$MCPD" --nic "$P3_MYRI_NIC" 2>mcpd-conformance.log &
+# The NIC's UDP ports are base + pid.  The harness's pids (1000 + 500 slots
+# of 8 ranks: 1000-4999; a NIC-chosen pid: 1-4160) on base 10000 stay within
+# 10001-14999: below the ephemeral range and the udp/myrinet defaults that
+# other jobs of a shared machine may crowd.
+P3_TEST_PID_SLOTS=${P3_TEST_PID_SLOTS:-500}
+export P3_TEST_PID_SLOTS
+"$MCPD" --nic "$P3_MYRI_NIC" --base-port "${MYRI_CONF_BASE_PORT:-10000}" 2>mcpd-conformance.log &
 nic=$!
 trap 'kill $nic 2>/dev/null; wait $nic 2>/dev/null' EXIT INT TERM
 i=0
