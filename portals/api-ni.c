@@ -106,7 +106,8 @@ static const struct p3_nal_ops *p3_api_resolve_nal(ptl_interface_t iface)
 	return ops;
 }
 
-static int p3_progress_mode_thread(void)
+/* PTL_PROGRESS: 0 app, 1 thread, 2 offload (LIB in the NIC: myrinet only). */
+static int p3_progress_mode(const struct p3_nal_ops *ops)
 {
 	const char *s = getenv("PTL_PROGRESS");
 
@@ -114,8 +115,15 @@ static int p3_progress_mode_thread(void)
 		return 0;
 	if (!strcmp(s, "thread"))
 		return 1;
+	if (!strcmp(s, "offload")) {
+		if (ops->iface == PTL_IFACE_MYRINET && &p3_myri_offload_iface)
+			return 2;
+		p3_log(1, "PtlNIInit: PTL_PROGRESS=offload needs a NIC that runs Portals "
+			  "(the myrinet NAL); NAL %s runs app", ops->name);
+		return 0;
+	}
 	p3_log(1, "PtlNIInit: PTL_PROGRESS=%s is not a progress mode of this NAL "
-		  "(use app or thread); using app", s);
+		  "(use app, thread, or offload with myrinet); using app", s);
 	return 0;
 }
 
@@ -171,9 +179,10 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
 	args.ni_gen = (ni->ni_gen + 1) & P3_HANDLE_GEN_MASK;
 	args.pid = pid;
 	args.desired = desired;
-	args.progress_thread = p3_progress_mode_thread();
+	int mode = p3_progress_mode(ops);
+	args.progress_thread = mode == 1;
 	args.debug_mask = p3_debug_env_mask();
-	ni->ni_if = &p3_lib_local_iface;
+	ni->ni_if = mode == 2 ? &p3_myri_offload_iface : &p3_lib_local_iface;
 	rc = ni->ni_if->open(&args, &ni->ni_lib, &ni->ni_info);
 	if (rc != PTL_OK)
 		goto out;

@@ -368,7 +368,7 @@ START_TEST(p3rt_calls)
 	unsetenv("PTL_NIDMAP");
 	unsetenv("PTL_PIDMAP");
 	unsetenv("PTL_MY_JID");
-	setenv("PTL_PROGRESS", h_mode_thread(_i) ? "thread" : "app", 1);
+	setenv("PTL_PROGRESS", h_mode_progress(_i), 1);
 	H_OK(PtlInit(&n));
 	H_OK(PtlSetRank(PTL_INVALID_HANDLE, 0, 2));
 	H_OK(PtlSetNIDMap(PTL_INVALID_HANDLE, nids, 2));

@@ -297,7 +297,7 @@ START_TEST(progress_mode_from_env)
 		if (strcmp(nal, h_mode_nal(_i)) != 0)
 			h_fail(__FILE__, __LINE__, "NAL is \"%s\", expected %s", nal,
 			       h_mode_nal(_i));
-		const char *want = h_mode_thread(_i) ? "thread" : "app";
+		const char *want = h_mode_progress(_i);
 		if (strcmp(mode, want) != 0)
 			h_fail(__FILE__, __LINE__, "PTL_PROGRESS=%s but the NI runs \"%s\"", want,
 			       mode);

@@ -245,6 +245,18 @@ int h_mode_thread(int mode)
 	       mode == H_MODE_ETHER_THREAD;
 }
 
+/* PTL_PROGRESS of a mode.  P3_TEST_MYRI_PROGRESS=offload (with
+ * P3_TEST_UDP_NAL=myrinet) runs the udp modes with the LIB side in the NIC
+ * (tests/myri-conformance.sh). */
+const char *h_mode_progress(int mode)
+{
+	const char *myri = getenv("P3_TEST_MYRI_PROGRESS");
+	if ((mode == H_MODE_UDP_APP || mode == H_MODE_UDP_THREAD) && h_udp_is_myrinet() && myri &&
+	    *myri)
+		return myri;
+	return h_mode_thread(mode) ? "thread" : "app";
+}
+
 /* pid = base + rank, UDP port = P3_RMPP_BASE_PORT (21000) + pid, and
  * nal/rmpp accepts pid <= 65535 - base port = 44535.  Every Check test runs
  * in its own forked process, so deriving the base from that process' pid
@@ -303,10 +315,10 @@ void h_set_env_mode(int mode, int rank, int nranks, ptl_jid_t jid)
 	unsigned base = h_pid_base();
 
 	if (mode == H_MODE_SHMEM_APP || mode == H_MODE_SHMEM_THREAD || mode == H_MODE_LO) {
-		h_set_env(rank, nranks, jid, h_mode_thread(mode) ? "thread" : "app");
+		h_set_env(rank, nranks, jid, h_mode_progress(mode));
 		return;
 	}
-	h_set_env(rank, nranks, jid, h_mode_thread(mode) ? "thread" : "app");
+	h_set_env(rank, nranks, jid, h_mode_progress(mode));
 	setenv("PTL_NAL", h_mode_nal(mode), 1);
 	for (int r = 0; r < nranks; r++) {
 		if (ether)

@@ -125,6 +125,8 @@ const char *h_mode_name(int mode);
 ptl_interface_t h_mode_iface(int mode);
 const char *h_mode_nal(int mode);
 int h_mode_thread(int mode);
+/** PTL_PROGRESS of a mode: "app", "thread", or P3_TEST_MYRI_PROGRESS over myrinet. */
+const char *h_mode_progress(int mode);
 /** Runtime environment of rank `rank` of `nranks` over `mode` (not lo):
  *  PTL_NAL, maps, job id and progress; ether also enters the rank's namespace. */
 void h_set_env_mode(int mode, int rank, int nranks, ptl_jid_t jid);

@@ -1,11 +1,14 @@
 #!/bin/sh
 # myri-conformance.sh - the Check conformance suite over the myrinet NAL
-# (the emulated NIC, nal/myrinet) with PTL_PROGRESS=app and =thread: every
-# P3_CHECKS binary runs its udp modes through the myrinet NAL
-# (P3_TEST_UDP_NAL=myrinet, harness.c) against one mcpd started here under a
-# private name and stopped at the end.  Afterwards the NIC must still be
-# alive (no test may crash it) and must have rejected no command.
-# Bounded: 240 s per binary; ~3 min in all on a loaded 2-core machine.
+# (the emulated NIC, nal/myrinet) with PTL_PROGRESS=app and =thread, and
+# then =offload (the LIB side in the NIC): every P3_CHECKS binary runs its
+# udp modes through the myrinet NAL (P3_TEST_UDP_NAL=myrinet, harness.c;
+# offload: P3_TEST_MYRI_PROGRESS=offload on the udp app mode) against one
+# mcpd started here under a private name and stopped at the end.
+# Afterwards the NIC must still be alive (no test may crash it) and must
+# have rejected no command.  MYRI_CONF_PROGRESS="app,thread offload" (the
+# default) chooses the passes.
+# Bounded: 240 s per binary and pass; ~4 min in all on a loaded 2-core machine.
 set -u
 top_builddir=${top_builddir:-..}
 MCPD="$top_builddir/nal/myrinet/mcpd"
@@ -28,18 +31,25 @@ done
 
 pass=0
 nfail=0
-for t in $CHECKS; do
-	bin=./$t
-	[ -x "$bin" ] || bin="$top_builddir/tests/$t"
-	if P3_TEST_UDP_NAL=myrinet P3_TEST_MODES=udp,udpthread timeout 240 "$bin" \
-		>myri-$t.log 2>&1; then
-		pass=$((pass + 1))
-		echo "PASS: $t over myrinet (app, thread): $(grep -o 'Checks: [0-9]*' myri-$t.log)"
-	else
-		nfail=$((nfail + 1))
-		echo "FAIL: $t over myrinet (see tests/myri-$t.log):"
-		grep -E '^[^ ]*:[0-9]+:[FE]:' myri-$t.log | head -10
-	fi
+for progress in ${MYRI_CONF_PROGRESS:-app,thread offload}; do
+	case $progress in
+	offload) modes=udp; extra=offload ;;
+	*) modes=udp,udpthread; extra= ;;
+	esac
+	for t in $CHECKS; do
+		bin=./$t
+		[ -x "$bin" ] || bin="$top_builddir/tests/$t"
+		log=myri-$t${extra:+-$extra}.log
+		if P3_TEST_UDP_NAL=myrinet P3_TEST_MODES=$modes P3_TEST_MYRI_PROGRESS=$extra \
+			timeout 240 "$bin" >"$log" 2>&1; then
+			pass=$((pass + 1))
+			echo "PASS: $t over myrinet ($progress): $(grep -o 'Checks: [0-9]*' "$log")"
+		else
+			nfail=$((nfail + 1))
+			echo "FAIL: $t over myrinet ($progress) (see tests/$log):"
+			grep -E '^[^ ]*:[0-9]+:[FE]:' "$log" | head -10
+		fi
+	done
 done
 "$MCPD" --nic "$P3_MYRI_NIC" --counters >mcpd-conformance.counters 2>&1 || {
 	echo "FAIL: the NIC died during the suite"

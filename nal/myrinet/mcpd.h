@@ -75,7 +75,9 @@ struct mcpd_ep {
 	struct rmpp_addr deferred[MCPD_MAX_DEFERRED];
 	uint32_t ndeferred;
 	struct mcpd_evt_backlog *backlog, *backlog_tail;
-	int dead; /* tear down at the next loop turn */
+	uint8_t *arena;       /* the segment's EQ-ring arena, NULL if absent */
+	struct mcpd_off *off; /* offload: the LIB side of this endpoint */
+	int dead;             /* tear down at the next loop turn */
 	struct mcpd_ep *next;
 };
 
@@ -109,6 +111,17 @@ void mcpd_post_event(struct mcpd_ep *ep, const struct myri_evt *evt);
 int mcpd_run_iov(struct mcpd_ep *ep, const struct myri_cmd *cmd, struct iovec **out, size_t *nout);
 int mcpd_dma(struct mcpd_ep *ep, int write, void *local, uint64_t len, const struct iovec *remote,
              size_t nremote);
+
+/* mcpd_offload.c: the Portals LIB side in the NIC (PTL_PROGRESS=offload).
+ * Hooks: MYRI_CMD_LIB commands, the wire upcalls of an offloaded endpoint,
+ * its teardown. */
+struct mcpd_off;
+int mcpd_off_cmd(struct mcpd_ep *ep, const struct myri_cmd *cmd);
+int mcpd_off_rx_hdr(struct mcpd_ep *ep, const struct rmpp_addr *src, const void *hdr,
+                    size_t hdr_len, uint64_t msg_len, struct rmpp_rx_accept *acc);
+void mcpd_off_rx_done(struct mcpd_ep *ep, void *cookie, int status);
+void mcpd_off_tx_done(struct mcpd_ep *ep, void *cookie, int status);
+void mcpd_off_destroy(struct mcpd_ep *ep);
 
 /* mcpd_cmd.c: the command-queue entry check (also the fuzz target's entry) */
 int mcpd_cmd_check(const struct myri_cmd *cmd);

@@ -15,6 +15,14 @@ int mcpd_cmd_check(const struct myri_cmd *cmd)
 		break;
 	case MYRI_CMD_DISCARD:
 		return 0;
+	case MYRI_CMD_LIB:
+		if (cmd->lib_op == 0 || cmd->lib_op >= MYRI_LIB_NOPS)
+			return -EOPNOTSUPP;
+		if (cmd->nreg > MYRI_MAX_RUN || cmd->reg_first >= MYRI_NREG)
+			return -EINVAL;
+		if (cmd->nreg && cmd->key == 0)
+			return -EINVAL;
+		return 0;
 	default:
 		return -EOPNOTSUPP;
 	}
