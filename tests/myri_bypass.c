@@ -13,6 +13,12 @@
  * every ack).  Exit 0 pass, 1 fail (reasons printed).
  *
  * Usage: myri_bypass [MIB]   (size of the big put, default 64)
+ *
+ * myri_bypass --nickill MIB: the NIC is killed (by myri-nickill.sh) while
+ * the initiator streams MIB-MiB puts and the target waits in PtlEQWait:
+ * both must see a PTL_NI_FAIL event or an error return, no hang.  Each
+ * prints "<role>: NIC failure seen at <CLOCK_REALTIME ms>" and exits 0, or
+ * exits 1 when it saw nothing within 30 s.
  */
 #include <portals3.h>
 
@@ -249,8 +255,88 @@ static int initiator(struct shared *sh, ptl_pid_t pid, ptl_process_id_t tgt, uin
 	return 0;
 }
 
+static double epoch_ms(void)
+{
+	return now_s(CLOCK_REALTIME) * 1e3;
+}
+
+/* --nickill: wait on eq until an event carries a failure (or a call fails). */
+static int nickill_role(const char *role, ptl_handle_ni_t ni, ptl_handle_eq_t eq,
+                        ptl_handle_md_t md, ptl_process_id_t tgt)
+{
+	double t0 = now_s(CLOCK_MONOTONIC);
+	int puts = 0;
+	while (now_s(CLOCK_MONOTONIC) - t0 < 30) {
+		if (md != PTL_INVALID_HANDLE) { /* the initiator keeps one put in flight */
+			int rc = PtlPut(md, PTL_ACK_REQ, tgt, PT_BIG, 0, 0, 0, 0);
+			if (rc != PTL_OK) {
+				printf(
+				    "%s: NIC failure seen at %.0f ms (PtlPut returned %s after %d "
+				    "puts)\n",
+				    role, epoch_ms(), PtlErrorStr(rc), puts);
+				return 0;
+			}
+			puts++;
+		}
+		for (;;) {
+			ptl_event_t ev;
+			int rc = PtlEQWait(eq, &ev);
+			if (rc != PTL_OK && rc != PTL_EQ_DROPPED) {
+				printf("%s: NIC failure seen at %.0f ms (PtlEQWait returned %s)\n",
+				       role, epoch_ms(), PtlErrorStr(rc));
+				return 0;
+			}
+			if (ev.ni_fail_type != PTL_NI_OK) {
+				printf("%s: NIC failure seen at %.0f ms (%s event, %s)\n", role,
+				       epoch_ms(), PtlEventKindStr(ev.type),
+				       PtlNIFailStr(ni, ev.ni_fail_type));
+				return 0;
+			}
+			if (md != PTL_INVALID_HANDLE && ev.type == PTL_EVENT_ACK)
+				break;
+		}
+	}
+	printf("%s: no failure seen in 30 s\n", role);
+	return 1;
+}
+
+static int nickill(uint64_t big_len)
+{
+	ptl_pid_t tpid = (ptl_pid_t)(2000 + (getpid() % 19000) * 2), ipid = tpid + 1;
+	ptl_process_id_t tgt = {0x7f000001u, tpid};
+	ptl_handle_ni_t ni;
+	ptl_handle_eq_t eq;
+	ptl_handle_md_t md;
+	uint8_t *big = calloc(1, big_len);
+	if (!big)
+		return 1;
+	setenv("PTL_PROGRESS", "offload", 1);
+	pid_t child = fork();
+	if (child == 0) {
+		int rc = ni_open(tpid, &ni, &eq) || post(ni, PT_BIG, big, big_len, eq) ||
+		         nickill_role("target", ni, eq, PTL_INVALID_HANDLE, tgt);
+		fflush(NULL);
+		_exit(rc);
+	}
+	usleep(200000); /* the target's ME first (a put before it is dropped, harmlessly) */
+	ptl_md_t d = {.start = big, .length = big_len, .threshold = PTL_MD_THRESH_INF};
+	if (ni_open(ipid, &ni, &eq))
+		return 1;
+	d.eq_handle = eq;
+	if (PtlMDBind(ni, d, PTL_RETAIN, &md) != PTL_OK)
+		return 1;
+	printf("ready\n");
+	fflush(stdout);
+	int rc = nickill_role("initiator", ni, eq, md, tgt);
+	int st;
+	waitpid(child, &st, 0);
+	return rc || !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && strcmp(argv[1], "--nickill") == 0)
+		return nickill(strtoull(argv[2], NULL, 0) << 20);
 	uint64_t big_len = (argc > 1 ? strtoull(argv[1], NULL, 0) : 64) << 20;
 	struct shared *sh =
 	    mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

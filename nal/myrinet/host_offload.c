@@ -40,7 +40,7 @@ struct off_run {
 	ptl_handle_md_t md;
 };
 
-/* An EQ whose handler runs on the host. */
+/* An EQ: its handler runs on the host; its ring gets the NIC-death event. */
 struct off_eq {
 	struct p3_eq_ring *ring;
 	ptl_eq_handler_t handler;
@@ -75,6 +75,29 @@ static struct myri_off *OFF(struct p3_lib *lib)
 
 /* ---- the NIC's health ------------------------------------------------------ */
 
+/* The NIC died with LIB and every operation in flight: nothing will post
+ * to the EQs again.  The host, now their only writer, posts one event to
+ * each: PTL_EVENT_UNLINK, ni_fail_type PTL_NI_FAIL, md_handle
+ * PTL_INVALID_HANDLE, so that a waiter learns it at once instead of
+ * waiting forever. */
+static void post_death_events(struct myri_off *o)
+{
+	pthread_mutex_lock(&o->hd_lock);
+	for (uint32_t i = 0; i < o->neqs; i++) {
+		struct off_eq *e = &o->eqs[i];
+		if (!e->ring)
+			continue;
+		uint32_t seq;
+		ptl_event_t *ev = p3_eq_ring_write_begin(e->ring, e->mask, &seq);
+		memset((char *)ev + sizeof(ev->sequence), 0, sizeof(*ev) - sizeof(ev->sequence));
+		ev->type = PTL_EVENT_UNLINK;
+		ev->md_handle = PTL_INVALID_HANDLE;
+		ev->ni_fail_type = PTL_NI_FAIL;
+		p3_eq_ring_write_end(e->ring, ev, seq);
+	}
+	pthread_mutex_unlock(&o->hd_lock);
+}
+
 static int nic_gone(struct myri_off *o)
 {
 	struct myri_host *h = o->h;
@@ -82,11 +105,14 @@ static int nic_gone(struct myri_off *o)
 		return 1;
 	struct pollfd p = {.fd = h->sock, .events = POLLIN};
 	if (poll(&p, 1, 0) > 0 && p.revents) {
-		if (!atomic_exchange(&h->nic_dead, 1))
-			p3_lib_log(NULL, 0,
-			           "myrinet offload: the NIC (mcpd pid %u) is gone; Portals calls "
-			           "fail from now on",
-			           h->nic_ospid);
+		if (!atomic_exchange(&h->nic_dead, 1)) {
+			p3_lib_log(
+			    NULL, 0,
+			    "myrinet offload: the NIC (mcpd pid %u) is gone; every EQ gets a "
+			    "PTL_NI_FAIL event and Portals calls fail from now on",
+			    h->nic_ospid);
+			post_death_events(o);
+		}
 		return 1;
 	}
 	return 0;
@@ -476,6 +502,8 @@ static int off_progress(struct p3_lib *lib, int timeout_ms)
 	}
 	if (!atomic_load(&o->h->nic_dead))
 		wait_interrupt(o, timeout_ms);
+	else /* nothing will come: a waiter sleeps, in short slices, never spins */
+		poll(NULL, 0, timeout_ms < 0 || timeout_ms > 10 ? 10 : timeout_ms);
 	run_handlers(o);
 	return PTL_OK;
 }
@@ -653,21 +681,20 @@ static int off_eq_alloc(struct p3_lib *lib, ptl_size_t count, ptl_eq_handler_t h
 		rpc1(o, MYRI_LIB_EQ_FREE, eq, NULL);
 		return PTL_FAIL;
 	}
-	if (handler) {
-		uint32_t i = p3_handle_idx(eq);
-		if (i >= o->neqs) {
-			rpc1(o, MYRI_LIB_EQ_FREE, eq, NULL);
-			return PTL_NO_SPACE;
-		}
-		pthread_mutex_lock(&o->hd_lock);
-		o->eqs[i] = (struct off_eq){.ring = ring,
-		                            .handler = handler,
-		                            .handle = eq,
-		                            .mask = ring->eqr_count - 1,
-		                            .cursor = atomic_load(&ring->eqr_write_seq)};
-		pthread_mutex_unlock(&o->hd_lock);
-		atomic_fetch_add(&o->nhandlers, 1);
+	uint32_t i = p3_handle_idx(eq), slots = ring->eqr_count;
+	if (i >= o->neqs || !slots || (slots & (slots - 1))) {
+		rpc1(o, MYRI_LIB_EQ_FREE, eq, NULL);
+		return PTL_FAIL;
 	}
+	pthread_mutex_lock(&o->hd_lock);
+	o->eqs[i] = (struct off_eq){.ring = ring,
+	                            .handler = handler,
+	                            .handle = eq,
+	                            .mask = slots - 1,
+	                            .cursor = atomic_load(&ring->eqr_write_seq)};
+	pthread_mutex_unlock(&o->hd_lock);
+	if (handler)
+		atomic_fetch_add(&o->nhandlers, 1);
 	*eq_out = eq;
 	*ring_out = ring;
 	return PTL_OK;
@@ -678,9 +705,10 @@ static int off_eq_free(struct p3_lib *lib, ptl_handle_eq_t eq)
 	struct myri_off *o = OFF(lib);
 	uint32_t i = p3_handle_idx(eq);
 	pthread_mutex_lock(&o->hd_lock);
-	if (i < o->neqs && o->eqs[i].handler && o->eqs[i].handle == eq) {
-		o->eqs[i].handler = NULL;
-		atomic_fetch_sub(&o->nhandlers, 1);
+	if (i < o->neqs && o->eqs[i].ring && o->eqs[i].handle == eq) {
+		if (o->eqs[i].handler)
+			atomic_fetch_sub(&o->nhandlers, 1);
+		o->eqs[i] = (struct off_eq){0};
 	}
 	pthread_mutex_unlock(&o->hd_lock);
 	return rpc1(o, MYRI_LIB_EQ_FREE, eq, NULL);
