@@ -48,6 +48,18 @@ struct off_eq {
 	uint32_t mask, cursor;
 };
 
+/* An MD this host created, as far as the host can know it (for posted
+ * puts and gets: calls the host proves cannot fail need no answer). */
+struct off_md {
+	ptl_handle_md_t h; /* 0: no record */
+	ptl_handle_me_t me;
+	uint64_t bytes;
+	int always_active; /* threshold infinite, no MAX_SIZE: never inactive, never auto-unlinked
+	                    */
+};
+
+#define OFF_POSTED_TOKEN (1ull << 63)
+
 struct myri_off {
 	struct myri_host *h;
 	ptl_process_id_t id;
@@ -55,6 +67,8 @@ struct myri_off {
 	uint64_t rpc_seq;
 	struct off_run *runs;
 	uint32_t nruns, cap;
+	struct off_md *mds; /* by MD index, limits.max_mds; under rpc_lock */
+	uint32_t nmds;
 	pthread_mutex_t hd_lock; /* handler table */
 	struct off_eq *eqs;      /* by EQ index, limits.max_eqs */
 	uint32_t neqs;
@@ -199,6 +213,12 @@ static int take_reply(struct myri_off *o, uint64_t token, struct myri_evt *out)
 			return 0;
 		struct myri_evt e = o->h->seg->evt[head % MYRI_EVTQ_LEN];
 		atomic_store_explicit(&q->head, head + 1, memory_order_release);
+		if (e.token & OFF_POSTED_TOKEN) { /* a posted call failed after all */
+			p3_lib_log(NULL, 1,
+			           "myrinet offload: a posted put/get failed in the NIC: %d",
+			           e.status);
+			continue;
+		}
 		if (e.token != token)
 			continue; /* a reply to a call that gave up: nobody waits */
 		if (e.type == MYRI_EVT_REJECT) {
@@ -371,6 +391,58 @@ static void reg_settle(struct myri_off *o, const struct myri_cmd *cmd, int rc, p
 		run_release(o, o->nruns - 1);
 }
 
+/* ---- MD records (rpc_lock held) ----------------------------------------- */
+
+static struct off_md *md_rec(struct myri_off *o, ptl_handle_md_t md)
+{
+	uint32_t i = p3_handle_idx(md);
+	return i < o->nmds ? &o->mds[i] : NULL;
+}
+
+static void md_note(struct myri_off *o, ptl_handle_md_t mdh, ptl_handle_me_t me, const ptl_md_t *md)
+{
+	struct off_md *r = md_rec(o, mdh);
+	if (!r)
+		return;
+	uint64_t bytes = md->length;
+	if (md->options & PTL_MD_IOVEC) {
+		const ptl_md_iovec_t *iov = md->start;
+		bytes = 0;
+		for (uint64_t i = 0; i < md->length; i++)
+			bytes += iov[i].iov_len;
+	}
+	*r = (struct off_md){.h = mdh,
+	                     .me = me,
+	                     .bytes = bytes,
+	                     .always_active = md->threshold == PTL_MD_THRESH_INF &&
+	                                      !(md->options & PTL_MD_MAX_SIZE)};
+}
+
+static void md_forget(struct myri_off *o, ptl_handle_md_t mdh)
+{
+	struct off_md *r = md_rec(o, mdh);
+	if (r && r->h == mdh)
+		*r = (struct off_md){0};
+}
+
+/* PtlMEUnlink frees the ME's MD too. */
+static void md_forget_me(struct myri_off *o, ptl_handle_me_t me)
+{
+	for (uint32_t i = 0; i < o->nmds; i++)
+		if (o->mds[i].h && o->mds[i].me == me)
+			o->mds[i] = (struct off_md){0};
+}
+
+/* A put or get on mdh that LIB would certainly accept. */
+static int md_can_post(struct myri_off *o, ptl_handle_md_t mdh, int whole, uint64_t off,
+                       uint64_t len)
+{
+	struct off_md *r = md_rec(o, mdh);
+	if (!r || r->h != mdh || !r->always_active)
+		return 0;
+	return whole || (off <= r->bytes && len <= r->bytes - off);
+}
+
 static void md_wire(const ptl_md_t *m, struct myri_md *w)
 {
 	memset(w, 0, sizeof(*w));
@@ -425,15 +497,18 @@ static int off_open(const struct p3_lib_open_args *args, struct p3_lib **libp,
 	rc = rpc(o, MYRI_LIB_OPEN, &cmd, &e);
 	struct myri_lib_open_rep rep;
 	memcpy(&rep, e.hdr, sizeof(rep));
-	if (rc == PTL_OK && !(o->eqs = calloc((size_t)rep.limits[2] + 1, sizeof(*o->eqs))))
+	if (rc == PTL_OK && (!(o->eqs = calloc((size_t)rep.limits[2] + 1, sizeof(*o->eqs))) ||
+	                     !(o->mds = calloc((size_t)rep.limits[1] + 1, sizeof(*o->mds)))))
 		rc = PTL_NO_SPACE;
 	if (rc != PTL_OK) {
 		myri_host_free(o->h);
 		free(o->eqs);
+		free(o->mds);
 		free(o);
 		return rc;
 	}
 	o->neqs = (uint32_t)rep.limits[2];
+	o->nmds = (uint32_t)rep.limits[1];
 	o->id.nid = rep.nid;
 	o->id.pid = rep.pid;
 	res->id = o->id;
@@ -453,6 +528,7 @@ static void off_close(struct p3_lib *lib)
 	pthread_mutex_destroy(&o->hd_lock);
 	free(o->runs);
 	free(o->eqs);
+	free(o->mds);
 	free(o);
 }
 
@@ -542,7 +618,18 @@ static int off_me_insert(struct p3_lib *lib, ptl_handle_me_t base, ptl_pt_index_
 
 static int off_me_unlink(struct p3_lib *lib, ptl_handle_me_t me)
 {
-	return rpc1(OFF(lib), MYRI_LIB_ME_UNLINK, me, NULL);
+	struct myri_off *o = OFF(lib);
+	struct myri_cmd cmd;
+	struct myri_evt e = {0};
+	uint64_t a0 = me;
+	memset(&cmd, 0, sizeof(cmd));
+	memcpy(cmd.hdr, &a0, sizeof(a0));
+	pthread_mutex_lock(&o->rpc_lock);
+	int rc = rpc_locked(o, MYRI_LIB_ME_UNLINK, &cmd, &e);
+	if (rc == PTL_OK)
+		md_forget_me(o, me);
+	pthread_mutex_unlock(&o->rpc_lock);
+	return rc;
 }
 
 static int off_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_id_t match_id,
@@ -570,6 +657,8 @@ static int off_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_
 	if (rc == PTL_OK) {
 		rc = rpc_locked(o, MYRI_LIB_ME_MD_POST, &cmd, &e);
 		reg_settle(o, &cmd, rc, rep_u32(&e, 1));
+		if (rc == PTL_OK)
+			md_note(o, rep_u32(&e, 1), rep_u32(&e, 0), md);
 	}
 	pthread_mutex_unlock(&o->rpc_lock);
 	if (rc == PTL_OK) {
@@ -594,6 +683,8 @@ static int off_md_attach(struct p3_lib *lib, ptl_handle_me_t me, const ptl_md_t 
 	if (rc == PTL_OK) {
 		rc = rpc_locked(o, MYRI_LIB_MD_ATTACH, &cmd, &e);
 		reg_settle(o, &cmd, rc, rep_u32(&e, 0));
+		if (rc == PTL_OK)
+			md_note(o, rep_u32(&e, 0), me, md);
 	}
 	pthread_mutex_unlock(&o->rpc_lock);
 	if (rc == PTL_OK)
@@ -611,8 +702,10 @@ static int off_md_unlink(struct p3_lib *lib, ptl_handle_md_t md)
 	memcpy(cmd.hdr, &a0, sizeof(a0));
 	pthread_mutex_lock(&o->rpc_lock);
 	int rc = rpc_locked(o, MYRI_LIB_MD_UNLINK, &cmd, &e);
-	if (rc == PTL_OK)
+	if (rc == PTL_OK) {
 		runs_drop_md(o, md);
+		md_forget(o, md);
+	}
 	pthread_mutex_unlock(&o->rpc_lock);
 	return rc;
 }
@@ -643,6 +736,9 @@ static int off_md_update(struct p3_lib *lib, ptl_handle_md_t mdh, ptl_md_t *old_
 				keep.md = mdh;
 				o->runs[o->nruns++] = keep;
 			}
+			struct off_md *r = md_rec(o, mdh);
+			if (r && r->h == mdh)
+				md_note(o, mdh, r->me, new_md);
 		} else if (new_md) {
 			reg_settle(o, &cmd, PTL_FAIL, mdh);
 		}
@@ -725,13 +821,31 @@ static int off_ac_entry(struct p3_lib *lib, ptl_ac_index_t ac, ptl_process_id_t 
 	return rpc(OFF(lib), MYRI_LIB_AC_ENTRY, &cmd, &e);
 }
 
+/* A put or get: posted (a queue write, no answer) when the host can prove
+ * LIB accepts it (md_can_post), otherwise a call like the others. */
 static int move(struct p3_lib *lib, uint16_t op, const struct myri_lib_move *a)
 {
+	struct myri_off *o = OFF(lib);
 	struct myri_cmd cmd;
 	struct myri_evt e = {0};
 	memset(&cmd, 0, sizeof(cmd));
 	memcpy(cmd.hdr, a, sizeof(*a));
-	return rpc(OFF(lib), op, &cmd, &e);
+	pthread_mutex_lock(&o->rpc_lock);
+	if (op != MYRI_LIB_GETPUT &&
+	    md_can_post(o, a->md, (int)a->whole, a->local_offset, a->length)) {
+		cmd.op = MYRI_CMD_LIB;
+		cmd.lib_op = op;
+		cmd.nic_token = MYRI_LIB_POSTED;
+		cmd.token = ++o->rpc_seq | OFF_POSTED_TOKEN;
+		int rc = atomic_load(&o->h->nic_dead) || cmd_push(o, &cmd) != 0 ? PTL_FAIL : PTL_OK;
+		pthread_mutex_unlock(&o->rpc_lock);
+		run_handlers(o);
+		return rc;
+	}
+	int rc = rpc_locked(o, op, &cmd, &e);
+	pthread_mutex_unlock(&o->rpc_lock);
+	run_handlers(o);
+	return rc;
 }
 
 static int off_put(struct p3_lib *lib, ptl_handle_md_t md, int whole, ptl_size_t local_offset,

@@ -766,7 +766,8 @@ int mcpd_off_cmd(struct mcpd_ep *ep, const struct myri_cmd *cmd)
 	} else {
 		rc = lib_call(o, cmd, res);
 	}
-	reply(ep, cmd->token, rc, res);
+	if (rc != PTL_OK || !(cmd->nic_token & MYRI_LIB_POSTED))
+		reply(ep, cmd->token, rc, res); /* a posted call is answered only if it failed */
 	return 0;
 }
 

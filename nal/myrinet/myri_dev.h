@@ -184,6 +184,12 @@ struct myri_lib_ac {
 	uint32_t ac, nid, pid, uid, jid, pt;
 };
 
+/* MYRI_CMD_LIB: nic_token carries flags.  POSTED (PUT and GET only): the
+ * host does not wait; the NIC answers only if the call fails (the host
+ * posts only calls it can prove will not: an MD it created with an infinite
+ * threshold, no MAX_SIZE, a region inside it). */
+#define MYRI_LIB_POSTED 1u
+
 struct myri_lib_move {
 	uint64_t local_offset, length, mbits, remote_offset, hdr_data;
 	uint32_t md, md2, whole, ack, nid, pid, pt, ac;
