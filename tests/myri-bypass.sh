@@ -14,7 +14,9 @@ for f in "$MCPD" "$PROG"; do
 done
 P3_MYRI_NIC="bypass-$$"
 export P3_MYRI_NIC
-"$MCPD" --nic "$P3_MYRI_NIC" 2>mcpd-bypass.log &
+# ports 61001-65096 (the NIC picks pids 1-4096): outside the kernel's
+# ephemeral range and the udp NAL's plan, so busy neighbours cannot hold them
+"$MCPD" --nic "$P3_MYRI_NIC" --base-port 61000 2>mcpd-bypass.log &
 nic=$!
 trap 'kill $nic 2>/dev/null; wait $nic 2>/dev/null' EXIT INT TERM
 i=0

@@ -53,7 +53,7 @@ PROG=./myri_bypass
 MCPD="$top_builddir/nal/myrinet/mcpd"
 P3_MYRI_NIC="nickill-$$"
 export P3_MYRI_NIC
-"$MCPD" --nic "$P3_MYRI_NIC" 2>/dev/null &
+"$MCPD" --nic "$P3_MYRI_NIC" --base-port 61000 2>/dev/null & # as in myri-bypass.sh
 nic=$!
 i=0
 until "$MCPD" --nic "$P3_MYRI_NIC" --counters >/dev/null 2>&1; do

@@ -47,7 +47,12 @@
 
 struct shared {
 	_Atomic int ready, done, failed;
+	_Atomic uint32_t tgt_pid; /* the target's Portals pid, once it has one */
 };
+
+/* The NIC picks both pids (PTL_PID_ANY: it retries past UDP ports other
+ * programs hold) and the target publishes its own here. */
+static struct shared *g_sh;
 
 static uint64_t small_value(int i)
 {
@@ -95,8 +100,9 @@ static double stime_s(void)
 		}                                                                                  \
 	} while (0)
 
-static int ni_open(ptl_pid_t pid, ptl_handle_ni_t *ni, ptl_handle_eq_t *eq)
+static int ni_open(int publish, ptl_handle_ni_t *ni, ptl_handle_eq_t *eq)
 {
+	ptl_pid_t pid = PTL_PID_ANY;
 	int n;
 	const char *nal, *mode;
 	CHECK(PtlInit(&n) == PTL_OK, "PtlInit");
@@ -108,6 +114,29 @@ static int ni_open(ptl_pid_t pid, ptl_handle_ni_t *ni, ptl_handle_eq_t *eq)
 	      "the NI is not in %s mode", getenv("PTL_PROGRESS"));
 	CHECK(PtlEQAlloc(*ni, EQ_LEN, PTL_EQ_HANDLER_NONE, eq) == PTL_OK, "PtlEQAlloc");
 	return 0;
+}
+
+/* The target publishes its pid once its ME is posted. */
+static void publish_target(ptl_handle_ni_t ni)
+{
+	ptl_process_id_t id;
+	if (PtlGetId(ni, &id) == PTL_OK)
+		atomic_store(&g_sh->tgt_pid, id.pid);
+}
+
+/* The target's id, waiting up to 30 s for it; pid PTL_PID_ANY if none. */
+static ptl_process_id_t wait_target(void)
+{
+	ptl_process_id_t t = {0x7f000001u, PTL_PID_ANY};
+	for (int i = 0; i < 30000 && !atomic_load(&g_sh->failed); i++) {
+		uint32_t p = atomic_load(&g_sh->tgt_pid);
+		if (p) {
+			t.pid = p;
+			break;
+		}
+		usleep(1000);
+	}
+	return t;
 }
 
 static int post(ptl_handle_ni_t ni, ptl_pt_index_t pt, void *buf, uint64_t len, ptl_handle_eq_t eq)
@@ -127,7 +156,7 @@ static int post(ptl_handle_ni_t ni, ptl_pt_index_t pt, void *buf, uint64_t len, 
 }
 
 /* The target: post, spin without Portals calls until done, then look. */
-static int target(struct shared *sh, ptl_pid_t pid, uint64_t big_len)
+static int target(struct shared *sh, uint64_t big_len)
 {
 	ptl_handle_ni_t ni;
 	ptl_handle_eq_t eq;
@@ -135,9 +164,10 @@ static int target(struct shared *sh, ptl_pid_t pid, uint64_t big_len)
 	uint8_t *big = malloc(big_len);
 	CHECK(small && big, "no memory");
 	memset(big, 0, big_len); /* resident before the NIC writes it */
-	if (ni_open(pid, &ni, &eq) || post(ni, PT_SMALL, small, NSMALL * sizeof(*small), eq) ||
+	if (ni_open(1, &ni, &eq) || post(ni, PT_SMALL, small, NSMALL * sizeof(*small), eq) ||
 	    post(ni, PT_BIG, big, big_len, eq))
 		return 1;
+	publish_target(ni);
 
 	/* The compute loop: no Portals call, no system call. */
 	double wall0 = now_s(CLOCK_MONOTONIC), thr0 = now_s(CLOCK_THREAD_CPUTIME_ID);
@@ -216,7 +246,7 @@ static int wait_acks(ptl_handle_eq_t eq, int want)
 	return 0;
 }
 
-static int initiator(struct shared *sh, ptl_pid_t pid, ptl_process_id_t tgt, uint64_t big_len)
+static int initiator(struct shared *sh, uint64_t big_len)
 {
 	ptl_handle_ni_t ni;
 	ptl_handle_eq_t eq;
@@ -228,8 +258,10 @@ static int initiator(struct shared *sh, ptl_pid_t pid, ptl_process_id_t tgt, uin
 		small[i] = small_value(i);
 	for (uint64_t i = 0; i < big_len; i++)
 		big[i] = big_byte(i);
-	if (ni_open(pid, &ni, &eq))
+	if (ni_open(0, &ni, &eq))
 		return 1;
+	ptl_process_id_t tgt = wait_target();
+	CHECK(tgt.pid != PTL_PID_ANY, "the target never got its NI");
 	ptl_md_t d = {.start = small,
 	              .length = NSMALL * sizeof(*small),
 	              .threshold = PTL_MD_THRESH_INF,
@@ -309,8 +341,7 @@ static int nickill_role(const char *role, ptl_handle_ni_t ni, ptl_handle_eq_t eq
 
 static int nickill(uint64_t big_len)
 {
-	ptl_pid_t tpid = (ptl_pid_t)(2000 + (getpid() % 19000) * 2), ipid = tpid + 1;
-	ptl_process_id_t tgt = {0x7f000001u, tpid};
+	ptl_process_id_t tgt;
 	ptl_handle_ni_t ni;
 	ptl_handle_eq_t eq;
 	ptl_handle_md_t md;
@@ -320,14 +351,19 @@ static int nickill(uint64_t big_len)
 	setenv("PTL_PROGRESS", "offload", 1);
 	pid_t child = fork();
 	if (child == 0) {
-		int rc = ni_open(tpid, &ni, &eq) || post(ni, PT_BIG, big, big_len, eq) ||
-		         nickill_role("target", ni, eq, PTL_INVALID_HANDLE, tgt);
+		int rc = ni_open(1, &ni, &eq) || post(ni, PT_BIG, big, big_len, eq);
+		if (!rc) {
+			publish_target(ni);
+			rc = nickill_role("target", ni, eq, PTL_INVALID_HANDLE, tgt);
+		}
 		fflush(NULL);
 		_exit(rc);
 	}
-	usleep(200000); /* the target's ME first (a put before it is dropped, harmlessly) */
 	ptl_md_t d = {.start = big, .length = big_len, .threshold = PTL_MD_THRESH_INF};
-	if (ni_open(ipid, &ni, &eq))
+	if (ni_open(0, &ni, &eq))
+		return 1;
+	tgt = wait_target();
+	if (tgt.pid == PTL_PID_ANY)
 		return 1;
 	d.eq_handle = eq;
 	if (PtlMDBind(ni, d, PTL_RETAIN, &md) != PTL_OK)
@@ -342,8 +378,7 @@ static int nickill(uint64_t big_len)
 
 static int putcpu(int n)
 {
-	ptl_pid_t tpid = (ptl_pid_t)(2000 + (getpid() % 19000) * 2), ipid = tpid + 1;
-	ptl_process_id_t tgt = {0x7f000001u, tpid};
+	ptl_process_id_t tgt;
 	ptl_handle_ni_t ni;
 	ptl_handle_eq_t eq;
 	ptl_handle_md_t md;
@@ -355,7 +390,9 @@ static int putcpu(int n)
 	pid_t child = fork();
 	if (child == 0) { /* the target: an ME, then take events until the initiator is done
 		             (app mode receives only inside calls) */
-		int rc = ni_open(tpid, &ni, &eq) || post(ni, PT_SMALL, buf, sizeof(buf), eq);
+		int rc = ni_open(1, &ni, &eq) || post(ni, PT_SMALL, buf, sizeof(buf), eq);
+		if (!rc)
+			publish_target(ni);
 		struct pollfd p = {.fd = pfd[0], .events = POLLIN};
 		while (!rc && poll(&p, 1, 0) == 0) {
 			ptl_event_t ev;
@@ -364,9 +401,11 @@ static int putcpu(int n)
 		}
 		_exit(rc);
 	}
-	usleep(300000);
 	ptl_md_t d = {.start = buf, .length = 8, .threshold = PTL_MD_THRESH_INF};
-	if (ni_open(ipid, &ni, &eq))
+	if (ni_open(0, &ni, &eq))
+		return 1;
+	tgt = wait_target();
+	if (tgt.pid == PTL_PID_ANY)
 		return 1;
 	d.eq_handle = eq;
 	CHECK(PtlMDBind(ni, d, PTL_RETAIN, &md) == PTL_OK, "PtlMDBind");
@@ -402,30 +441,30 @@ static int putcpu(int n)
 
 int main(int argc, char **argv)
 {
+	struct shared *sh =
+	    mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 1;
+	g_sh = sh;
 	if (argc > 2 && strcmp(argv[1], "--putcpu") == 0)
 		return putcpu(atoi(argv[2]));
 	if (argc > 2 && strcmp(argv[1], "--nickill") == 0)
 		return nickill(strtoull(argv[2], NULL, 0) << 20);
 	uint64_t big_len = (argc > 1 ? strtoull(argv[1], NULL, 0) : 64) << 20;
-	struct shared *sh =
-	    mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED || big_len == 0)
+	if (big_len == 0)
 		return 1;
 	setenv("PTL_PROGRESS", "offload", 1);
-	/* pids (and so UDP ports 23000 + pid) of our own: tests run in parallel */
-	ptl_pid_t tpid = (ptl_pid_t)(2000 + (getpid() % 19000) * 2), ipid = tpid + 1;
-	ptl_process_id_t tgt = {0x7f000001u, tpid};
 	pid_t child = fork();
 	if (child < 0)
 		return 1;
 	if (child == 0) {
-		int rc = target(sh, tpid, big_len);
+		int rc = target(sh, big_len);
 		if (rc)
 			atomic_store(&sh->failed, 1);
 		fflush(NULL);
 		_exit(rc);
 	}
-	int rc = initiator(sh, ipid, tgt, big_len);
+	int rc = initiator(sh, big_len);
 	if (rc) {
 		atomic_store(&sh->failed, 1);
 		atomic_store(&sh->done, 1); /* let the target out of its loop */
