@@ -371,8 +371,10 @@ static int nickill(uint64_t big_len)
 	printf("ready\n");
 	fflush(stdout);
 	int rc = nickill_role("initiator", ni, eq, md, tgt);
+	fflush(stdout);
 	int st;
 	waitpid(child, &st, 0);
+	free(big);
 	return rc || !WIFEXITED(st) || WEXITSTATUS(st) != 0;
 }
 
