@@ -106,7 +106,11 @@ static const struct p3_nal_ops *p3_api_resolve_nal(ptl_interface_t iface)
 	return ops;
 }
 
-static int p3_progress_mode_thread(void)
+/* PTL_PROGRESS: 0 app, 1 thread, P3_PROGRESS_INTERRUPT (the progress thread
+ * as a NIC's interrupt handler), P3_API_PROGRESS_OFFLOAD (LIB in the NIC:
+ * myrinet only; never passed to a NAL, it selects the API's LIB interface). */
+#define P3_API_PROGRESS_OFFLOAD 3
+static int p3_progress_mode(const struct p3_nal_ops *ops)
 {
 	const char *s = getenv("PTL_PROGRESS");
 
@@ -116,8 +120,15 @@ static int p3_progress_mode_thread(void)
 		return 1;
 	if (!strcmp(s, "interrupt")) /* a NAL without an interrupting NIC: thread */
 		return P3_PROGRESS_INTERRUPT;
+	if (!strcmp(s, "offload")) {
+		if (ops->iface == PTL_IFACE_MYRINET && &p3_myri_offload_iface)
+			return P3_API_PROGRESS_OFFLOAD;
+		p3_log(1, "PtlNIInit: PTL_PROGRESS=offload needs a NIC that runs Portals "
+			  "(the myrinet NAL); NAL %s runs app", ops->name);
+		return 0;
+	}
 	p3_log(1, "PtlNIInit: PTL_PROGRESS=%s is not a progress mode of this NAL "
-		  "(use app, thread or interrupt); using app", s);
+		  "(use app, thread, interrupt, or offload with myrinet); using app", s);
 	return 0;
 }
 
@@ -173,9 +184,10 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
 	args.ni_gen = (ni->ni_gen + 1) & P3_HANDLE_GEN_MASK;
 	args.pid = pid;
 	args.desired = desired;
-	args.progress_thread = p3_progress_mode_thread();
+	int mode = p3_progress_mode(ops);
+	args.progress_thread = mode == P3_API_PROGRESS_OFFLOAD ? 0 : mode;
 	args.debug_mask = p3_debug_env_mask();
-	ni->ni_if = &p3_lib_local_iface;
+	ni->ni_if = mode == P3_API_PROGRESS_OFFLOAD ? &p3_myri_offload_iface : &p3_lib_local_iface;
 	rc = ni->ni_if->open(&args, &ni->ni_lib, &ni->ni_info);
 	if (rc != PTL_OK)
 		goto out;

@@ -83,11 +83,14 @@ static inline void p3_eq_ring_init(struct p3_eq_ring *r, uint32_t count, ptl_han
 }
 
 /* Writer: claim the next slot and mark it busy.  Caller fills every field
- * but `sequence`, then calls p3_eq_ring_write_end(). */
-static inline ptl_event_t *p3_eq_ring_write_begin(struct p3_eq_ring *r, uint32_t *seq)
+ * but `sequence`, then calls p3_eq_ring_write_end().  `mask` is the writer's
+ * own copy of count - 1, not the ring's: a ring in memory the reader can
+ * write (an offloading NIC's) must not steer the writer outside it. */
+static inline ptl_event_t *p3_eq_ring_write_begin(struct p3_eq_ring *r, uint32_t mask,
+						  uint32_t *seq)
 {
 	uint32_t w = atomic_load_explicit(&r->eqr_write_seq, memory_order_relaxed);
-	ptl_event_t *ev = &r->eqr_slots[w & r->eqr_mask];
+	ptl_event_t *ev = &r->eqr_slots[w & mask];
 
 	__atomic_store_n(&ev->sequence, w ^ P3_EQ_BUSY_BIT, __ATOMIC_RELAXED);
 	atomic_thread_fence(memory_order_release);

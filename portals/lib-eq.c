@@ -47,7 +47,7 @@ void p3_eq_post_locked(struct p3_lib *lib, struct p3_md *md, ptl_event_kind_t ki
 	    (opt & PTL_MD_EVENT_END_DISABLE))
 		return;
 
-	ev = p3_eq_ring_write_begin(eq->eq_ring, &seq);
+	ev = p3_eq_ring_write_begin(eq->eq_ring, eq->eq_mask, &seq);
 	ev->type = kind;
 	ev->initiator = ei->ei_initiator;
 	ev->uid = ei->ei_uid;
@@ -105,7 +105,7 @@ void p3_eq_destroy_locked(struct p3_lib *lib, struct p3_eq *eq)
 
 	lib->lib_eq_dropped_gone += atomic_load(&ring->eqr_dropped);
 	atomic_store(&ring->eqr_handle, 0);
-	lib->lib_ring_free(ring, p3_eq_ring_bytes(ring->eqr_count));
+	lib->lib_ring_free(ring, p3_eq_ring_bytes(eq->eq_mask + 1));
 	eq->eq_ring = NULL;
 	p3_obj_free_locked(&lib->lib_eqs, eq);
 }
@@ -134,6 +134,7 @@ int p3_lib_eq_alloc(struct p3_lib *lib, ptl_size_t count, ptl_eq_handler_t handl
 	}
 	p3_eq_ring_init(ring, n, eq->eq_obj.obj_handle);
 	eq->eq_ring = ring;
+	eq->eq_mask = n - 1;
 	eq->eq_handler = handler;
 	eq->eq_owed = 0;
 	*eq_out = eq->eq_obj.obj_handle;

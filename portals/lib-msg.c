@@ -206,8 +206,15 @@ static void p3_finalize_getput_recv(struct p3_lib *lib, struct p3_msg *msg)
 	char *oldb = newb + len;
 
 	p3_lib_lock(lib);
-	p3_iov_copy_out(md->md_iov, md->md_niov, msg->msg_ev.ei_offset, oldb, len);
-	p3_iov_copy_in(md->md_iov, md->md_niov, msg->msg_ev.ei_offset, newb, len);
+	if (lib->lib_md_swap) {
+		/* an offloading NIC: the MD is another process's memory */
+		if (lib->lib_md_swap(lib, md->md_iov, md->md_niov, msg->msg_ev.ei_offset, oldb,
+				     newb, len) != 0)
+			memset(oldb, 0, len);
+	} else {
+		p3_iov_copy_out(md->md_iov, md->md_niov, msg->msg_ev.ei_offset, oldb, len);
+		p3_iov_copy_in(md->md_iov, md->md_niov, msg->msg_ev.ei_offset, newb, len);
+	}
 	p3_lib_unlock(lib);
 	msg->msg_buf_iov.iov_base = oldb;
 	msg->msg_buf_iov.iov_len = len;

@@ -94,6 +94,7 @@ struct p3_me {
 struct p3_eq {
 	struct p3_obj eq_obj;
 	struct p3_eq_ring *eq_ring;
+	uint32_t eq_mask; /* slots - 1, LIB's own copy (the ring may be shared) */
 	ptl_eq_handler_t eq_handler;
 	uint32_t eq_owed; /* operations started on MDs of this EQ, END not yet posted */
 };
@@ -226,6 +227,14 @@ struct p3_lib {
 	const char *lib_transfer_mode;
 	struct p3_eq_ring *(*lib_ring_alloc)(size_t bytes);
 	void (*lib_ring_free)(struct p3_eq_ring *ring, size_t bytes);
+	/* LIB run for another process (the offloading NIC, nal/myrinet
+	 * mcpd_offload.c): MD addresses are that process's, so LIB must not
+	 * touch them itself.  Sends to oneself then go to the NAL (not lo), and
+	 * the GetPut swap goes through lib_md_swap (the NIC's DMA).  Unset: this
+	 * process's memory. */
+	int lib_nal_self;
+	int (*lib_md_swap)(struct p3_lib *lib, const struct iovec *iov, size_t niov,
+			   uint64_t off, void *oldb, const void *newb, uint64_t len);
 
 	_Atomic unsigned int lib_debug; /* PtlNIDebug mask: read without the lock */
 	_Atomic int lib_stop;            /* progress thread: exit */
@@ -267,7 +276,7 @@ static inline void p3_lib_unlock(struct p3_lib *lib)
 static inline void p3_lib_nal_for(struct p3_lib *lib, ptl_process_id_t dst,
 				  const struct p3_nal_ops **ops, void **priv)
 {
-	if (dst.nid == lib->lib_id.nid && dst.pid == lib->lib_id.pid) {
+	if (dst.nid == lib->lib_id.nid && dst.pid == lib->lib_id.pid && !lib->lib_nal_self) {
 		*ops = &p3_nal_lo_ops;
 		*priv = lib->lib_lo_priv;
 	} else {

@@ -105,4 +105,9 @@ struct p3_lib_iface {
 /* The in-process LIB side (lib-ni.c). */
 extern const struct p3_lib_iface p3_lib_local_iface;
 
+/* PTL_PROGRESS=offload: LIB in the emulated NIC, every call forwarded over
+ * its command queue (nal/myrinet/host_offload.c); NULL-weak when the
+ * myrinet NAL is not built. */
+extern const struct p3_lib_iface p3_myri_offload_iface __attribute__((weak));
+
 #endif

@@ -51,11 +51,13 @@ void p3_lib_log(const struct p3_lib *lib, int level, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (level >= 3 && !atomic_load_explicit(&((struct p3_lib *)lib)->lib_debug,
-						 memory_order_relaxed))
+	/* lib may be NULL: a NAL's host driver with no local LIB (offload) */
+	if (level >= 3 && !(lib ? atomic_load_explicit(&((struct p3_lib *)lib)->lib_debug,
+						       memory_order_relaxed)
+				: p3_debug_env_mask()))
 		return;
 	va_start(ap, fmt);
-	p3_vlog(lib->lib_nal ? lib->lib_nal->name : "core", lib, level, fmt, ap);
+	p3_vlog(lib && lib->lib_nal ? lib->lib_nal->name : "core", lib, level, fmt, ap);
 	va_end(ap);
 }
 

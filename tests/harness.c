@@ -205,14 +205,6 @@ static void h_run_lo(int nranks, h_rank_fn fn, struct h_shared *sh)
 
 /* PTL_PROGRESS of a mode: P3_TEST_THREAD_PROGRESS=interrupt runs the thread
  * modes in the myrinet NAL's interrupt mode (tests/myri-conformance.sh). */
-const char *h_mode_progress(int mode)
-{
-	const char *s = getenv("P3_TEST_THREAD_PROGRESS");
-	if (!h_mode_thread(mode))
-		return "app";
-	return s && *s ? s : "thread";
-}
-
 /* P3_TEST_UDP_NAL=myrinet runs the udp modes over the myrinet NAL instead
  * (same address plan; a NIC, mcpd, must be running: tests/myri-conformance.sh). */
 static int h_udp_is_myrinet(void)
@@ -253,6 +245,24 @@ int h_mode_thread(int mode)
 {
 	return mode == H_MODE_SHMEM_THREAD || mode == H_MODE_UDP_THREAD ||
 	       mode == H_MODE_ETHER_THREAD;
+}
+
+/* PTL_PROGRESS of a mode.  P3_TEST_MYRI_PROGRESS=offload (with
+ * P3_TEST_UDP_NAL=myrinet) runs the udp modes with the LIB side in the NIC
+ * (tests/myri-conformance.sh). */
+const char *h_mode_progress(int mode)
+{
+	/* P3_TEST_MYRI_PROGRESS (e.g. offload) replaces the progress of both
+	 * udp modes when they run over myrinet; P3_TEST_THREAD_PROGRESS (e.g.
+	 * interrupt) replaces "thread" in every thread mode. */
+	const char *myri = getenv("P3_TEST_MYRI_PROGRESS");
+	const char *thr = getenv("P3_TEST_THREAD_PROGRESS");
+	if ((mode == H_MODE_UDP_APP || mode == H_MODE_UDP_THREAD) && h_udp_is_myrinet() && myri &&
+	    *myri)
+		return myri;
+	if (!h_mode_thread(mode))
+		return "app";
+	return thr && *thr ? thr : "thread";
 }
 
 /* pid = base + rank, UDP port = P3_RMPP_BASE_PORT (21000) + pid, and

@@ -124,7 +124,9 @@ const char *h_mode_name(int mode);
 /** Interface, NAL name ("lo", "shmem", "udp", "ether") and progress mode of a mode. */
 ptl_interface_t h_mode_iface(int mode);
 const char *h_mode_nal(int mode);
-/** PTL_PROGRESS of a mode: app, thread (or $P3_TEST_THREAD_PROGRESS for thread modes). */
+/** PTL_PROGRESS of a mode: app, thread ($P3_TEST_THREAD_PROGRESS replaces
+ * "thread", e.g. interrupt), or $P3_TEST_MYRI_PROGRESS for the udp modes
+ * over myrinet (e.g. offload). */
 const char *h_mode_progress(int mode);
 int h_mode_thread(int mode);
 /** Runtime environment of rank `rank` of `nranks` over `mode` (not lo):

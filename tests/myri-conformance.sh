@@ -1,14 +1,16 @@
 #!/bin/sh
 # myri-conformance.sh - the Check conformance suite over the myrinet NAL
 # (the emulated NIC, nal/myrinet) with PTL_PROGRESS=app and =thread, then
-# =interrupt: every P3_CHECKS binary runs its udp modes through the myrinet
-# NAL (P3_TEST_UDP_NAL=myrinet, harness.c; the interrupt pass runs the
-# udpthread mode with P3_TEST_THREAD_PROGRESS=interrupt) against one mcpd
-# started here under a private name and stopped at the end.  Afterwards the
-# NIC must still be alive (no test may crash it) and must have rejected no
-# command, and the interrupt pass must have been served by interrupts
-# (interrupts >= headers the handlers took, handler time > 0).
-# MYRI_CONF_PASSES (default "app,thread interrupt") chooses the passes.
+# =interrupt, then =offload: every P3_CHECKS binary runs its udp modes
+# through the myrinet NAL (P3_TEST_UDP_NAL=myrinet, harness.c; the interrupt
+# pass runs the udpthread mode with P3_TEST_THREAD_PROGRESS=interrupt, the
+# offload pass the udp app mode with P3_TEST_MYRI_PROGRESS=offload: the LIB
+# side in the NIC) against one mcpd started here under a private name and
+# stopped at the end.  Afterwards the NIC must still be alive (no test may
+# crash it) and must have rejected no command, and the interrupt pass must
+# have been served by interrupts (interrupts >= headers the handlers took,
+# handler time > 0).  MYRI_CONF_PASSES (default "app,thread interrupt
+# offload") chooses the passes.
 # Bounded: 240 s per binary and pass; ~4 min in all on a loaded 2-core machine.
 set -u
 top_builddir=${top_builddir:-..}
@@ -42,19 +44,20 @@ counter() { # file name
 
 pass=0
 nfail=0
-for passname in ${MYRI_CONF_PASSES:-app,thread interrupt}; do
+for passname in ${MYRI_CONF_PASSES:-app,thread interrupt offload}; do
 	case $passname in
-	app,thread) modes=udp,udpthread tprog=thread ;;
-	interrupt) modes=udpthread tprog=interrupt ;;
+	app,thread) modes=udp,udpthread tprog=thread mprog= ;;
+	interrupt) modes=udpthread tprog=interrupt mprog= ;;
+	offload) modes=udp tprog=thread mprog=offload ;;
 	*) echo "FAIL: unknown pass $passname"; exit 1 ;;
 	esac
 	"$MCPD" --nic "$P3_MYRI_NIC" --counters >mcpd-conformance.before 2>&1
 	for t in $CHECKS; do
 		bin=./$t
 		[ -x "$bin" ] || bin="$top_builddir/tests/$t"
-		log=myri-$tprog-$t.log
+		log=myri-$passname-$t.log
 		if P3_TEST_UDP_NAL=myrinet P3_TEST_MODES=$modes P3_TEST_THREAD_PROGRESS=$tprog \
-			timeout 240 "$bin" >"$log" 2>&1; then
+			P3_TEST_MYRI_PROGRESS=$mprog timeout 240 "$bin" >"$log" 2>&1; then
 			pass=$((pass + 1))
 			echo "PASS: $t over myrinet ($passname): $(grep -o 'Checks: [0-9]*' "$log")"
 		else

@@ -94,7 +94,8 @@ static int seg_create(struct myri_host *h)
 	int fd = memfd_create("p3-myri-seg", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, sizeof(struct myri_seg)) != 0) {
+	if (ftruncate(fd, (off_t)MYRI_SEG_BYTES) !=
+	    0) { /* sparse: the arena costs nothing unused */
 		close(fd);
 		return -errno;
 	}
@@ -104,14 +105,23 @@ static int seg_create(struct myri_host *h)
 		close(fd);
 		return -errno;
 	}
+	h->arena =
+	    mmap(NULL, MYRI_ARENA_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, MYRI_ARENA_OFFSET);
+	if (h->arena == MAP_FAILED) {
+		h->arena = NULL;
+		close(fd);
+		return -errno;
+	}
 	h->seg->magic = MYRI_MAGIC;
 	h->seg->version = MYRI_VERSION;
 	h->seg->size = sizeof(struct myri_seg);
 	return fd;
 }
 
-static void host_free(struct myri_host *h)
+void myri_host_free(struct myri_host *h)
 {
+	if (h->arena)
+		munmap(h->arena, MYRI_ARENA_LEN);
 	if (h->seg)
 		munmap(h->seg, sizeof(struct myri_seg));
 	if (h->sock >= 0)
@@ -141,35 +151,63 @@ static uint32_t my_nid(struct p3_lib *lib, const struct p3_nal_init_args *args, 
 	return ntohl(in.s_addr);
 }
 
+/* Create the segment and the two eventfds and attach them to the NIC as
+ * endpoint (nid, pid) (UINT32_MAX: any).  On failure h keeps what must be
+ * freed (host_free). */
+int myri_host_attach(struct myri_host *h, uint32_t nid, uint32_t pid)
+{
+	int memfd = seg_create(h);
+	h->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	h->intr_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int rc = memfd < 0 ? memfd : h->doorbell_fd < 0 || h->intr_fd < 0 ? -errno : nic_connect(h);
+	if (rc == 0)
+		rc = nic_attach(h, memfd, nid, pid);
+	if (memfd >= 0)
+		close(memfd); /* unnamed: gone when both sides unmapped it */
+	if (rc && rc != -ENODEV && rc != -ENOENT)
+		p3_lib_log(h->lib, 0, "myrinet: attach to the NIC failed: %s", strerror(-rc));
+	return rc;
+}
+
+struct myri_host *myri_host_new(struct p3_lib *lib)
+{
+	struct myri_host *h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->lib = lib;
+	h->sock = h->doorbell_fd = h->intr_fd = -1;
+	pthread_mutex_init(&h->cmd_lock, NULL);
+	pthread_mutex_init(&h->evt_lock, NULL);
+	return h;
+}
+
+/* This endpoint's (nid, pid) request from the runtime's maps or the
+ * environment; 0 or -EINVAL (P3_MYRI_ADDR malformed). */
+int myri_host_addr(struct p3_lib *lib, const struct p3_nal_init_args *args, uint32_t *nid,
+                   uint32_t *pid)
+{
+	int rc;
+	*nid = my_nid(lib, args, &rc);
+	*pid = args->requested_pid == PTL_PID_ANY ? UINT32_MAX : args->requested_pid;
+	if (*pid == UINT32_MAX && args->rank >= 0 && args->pidmap)
+		*pid = args->pidmap[args->rank];
+	return rc;
+}
+
 static void myri_stop(void *priv);
 
 static int myri_init(struct p3_lib *lib, const struct p3_nal_init_args *args,
                      struct p3_nal_info *info, void **privp)
 {
-	struct myri_host *h = calloc(1, sizeof(*h));
+	struct myri_host *h = myri_host_new(lib);
 	if (!h)
 		return -ENOMEM;
-	h->lib = lib;
-	h->sock = h->doorbell_fd = h->intr_fd = -1;
-	pthread_mutex_init(&h->cmd_lock, NULL);
-	pthread_mutex_init(&h->evt_lock, NULL);
-	int rc;
-	uint32_t nid = my_nid(lib, args, &rc);
-	uint32_t pid = args->requested_pid == PTL_PID_ANY ? UINT32_MAX : args->requested_pid;
-	if (pid == UINT32_MAX && args->rank >= 0 && args->pidmap)
-		pid = args->pidmap[args->rank];
-	int memfd = rc ? rc : seg_create(h);
-	h->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	h->intr_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	rc = memfd < 0 ? memfd : h->doorbell_fd < 0 || h->intr_fd < 0 ? -errno : nic_connect(h);
+	uint32_t nid, pid;
+	int rc = myri_host_addr(lib, args, &nid, &pid);
 	if (rc == 0)
-		rc = nic_attach(h, memfd, nid, pid);
-	if (memfd >= 0)
-		close(memfd); /* unnamed: gone when both sides unmapped it */
+		rc = myri_host_attach(h, nid, pid);
 	if (rc) {
-		if (rc != -ENODEV && rc != -ENOENT)
-			p3_lib_log(lib, 0, "myrinet: attach to the NIC failed: %s", strerror(-rc));
-		host_free(h);
+		myri_host_free(h);
 		return rc;
 	}
 	memset(info, 0, sizeof(*info));
@@ -231,7 +269,7 @@ static void myri_destroy(void *priv)
 {
 	struct myri_host *h = priv;
 	myri_stop(h);
-	host_free(h);
+	myri_host_free(h);
 }
 
 const struct p3_nal_ops p3_nal_myrinet_ops = {

@@ -76,8 +76,10 @@ struct mcpd_ep {
 	struct rmpp_addr deferred[MCPD_MAX_DEFERRED];
 	uint32_t ndeferred;
 	struct mcpd_evt_backlog *backlog, *backlog_tail;
-	int dead;         /* tear down at the next loop turn */
-	int intr_per_hdr; /* MYRI_CMD_INTR_CTL: an interrupt per RX_HDR event */
+	uint8_t *arena;       /* the segment's EQ-ring arena, NULL if absent */
+	struct mcpd_off *off; /* offload: the LIB side of this endpoint */
+	int dead;             /* tear down at the next loop turn */
+	int intr_per_hdr;     /* MYRI_CMD_INTR_CTL: an interrupt per RX_HDR event */
 	struct mcpd_ep *next;
 };
 
@@ -117,6 +119,17 @@ int mcpd_dma(struct mcpd_ep *ep, int write, void *local, uint64_t len, const str
 int mcpd_intr_ctl(struct mcpd_ep *ep, const struct myri_cmd *cmd);
 void mcpd_intr_raise(struct mcpd_ep *ep, uint64_t hdrs);
 void mcpd_intr_print(const struct mcpd *nic, FILE *out);
+
+/* mcpd_offload.c: the Portals LIB side in the NIC (PTL_PROGRESS=offload).
+ * Hooks: MYRI_CMD_LIB commands, the wire upcalls of an offloaded endpoint,
+ * its teardown. */
+struct mcpd_off;
+int mcpd_off_cmd(struct mcpd_ep *ep, const struct myri_cmd *cmd);
+int mcpd_off_rx_hdr(struct mcpd_ep *ep, const struct rmpp_addr *src, const void *hdr,
+                    size_t hdr_len, uint64_t msg_len, struct rmpp_rx_accept *acc);
+void mcpd_off_rx_done(struct mcpd_ep *ep, void *cookie, int status);
+void mcpd_off_tx_done(struct mcpd_ep *ep, void *cookie, int status);
+void mcpd_off_destroy(struct mcpd_ep *ep);
 
 /* mcpd_cmd.c: the command-queue entry check (also the fuzz target's entry) */
 int mcpd_cmd_check(const struct myri_cmd *cmd);

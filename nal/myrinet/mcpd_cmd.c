@@ -17,6 +17,14 @@ int mcpd_cmd_check(const struct myri_cmd *cmd)
 		return 0;
 	case MYRI_CMD_INTR_CTL:
 		return cmd->nreg || cmd->len || cmd->offset > MYRI_INTR_PER_HDR ? -EINVAL : 0;
+	case MYRI_CMD_LIB:
+		if (cmd->lib_op == 0 || cmd->lib_op >= MYRI_LIB_NOPS)
+			return -EOPNOTSUPP;
+		if (cmd->nreg > MYRI_MAX_RUN || cmd->reg_first >= MYRI_NREG)
+			return -EINVAL;
+		if (cmd->nreg && cmd->key == 0)
+			return -EINVAL;
+		return 0;
 	default:
 		return -EOPNOTSUPP;
 	}

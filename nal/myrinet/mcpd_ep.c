@@ -176,7 +176,8 @@ static int wire_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, 
                        uint64_t msg_len, struct rmpp_rx_accept *acc)
 {
 	struct mcpd_ep *ep = arg;
-	(void)src;
+	if (ep->off) /* offload: LIB in the NIC matches it */
+		return mcpd_off_rx_hdr(ep, src, hdr, hdr_len, msg_len, acc);
 	memset(acc, 0, sizeof(*acc));
 	uint32_t slot = MCPD_RX_SLOTS;
 	for (uint32_t i = 0; i < MCPD_RX_SLOTS; i++) {
@@ -220,6 +221,10 @@ static void wire_rx_done(void *arg, void *cookie, int status, uint64_t accepted)
 	struct mcpd_ep *ep = arg;
 	struct mcpd_rx *rx = cookie;
 	(void)accepted;
+	if (ep->off) {
+		mcpd_off_rx_done(ep, cookie, status);
+		return;
+	}
 	if (!rx)
 		return;
 	rx->data_done = 1;
@@ -256,6 +261,10 @@ static void wire_tx_done(void *arg, void *cookie, int status, uint64_t accepted)
 	struct mcpd_ep *ep = arg;
 	struct mcpd_tx *tx = cookie;
 	(void)accepted;
+	if (ep->off) {
+		mcpd_off_tx_done(ep, cookie, status);
+		return;
+	}
 	post_simple(ep, MYRI_EVT_TX_DONE, tx->host_token, status);
 	free(tx->buf);
 	free(tx);
@@ -321,6 +330,8 @@ static void cmd_execute(struct mcpd_ep *ep, const struct myri_cmd *cmd)
 			rc = cmd_send(ep, cmd);
 		else if (cmd->op == MYRI_CMD_INTR_CTL)
 			rc = mcpd_intr_ctl(ep, cmd);
+		else if (cmd->op == MYRI_CMD_LIB)
+			rc = mcpd_off_cmd(ep, cmd);
 		else
 			rc = cmd_answer(ep, cmd);
 	}
@@ -416,8 +427,16 @@ struct mcpd_ep *mcpd_ep_attach(struct mcpd *nic, int conn_fd, const struct myri_
 	ep->ospid = cred.pid;
 	ep->nid = req->nid;
 	ep->base_port = nic->base_port;
+	if ((uint64_t)st.st_size >= MYRI_SEG_BYTES) { /* room for EQ rings: offload possible */
+		ep->arena = mmap(NULL, MYRI_ARENA_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0],
+		                 MYRI_ARENA_OFFSET);
+		if (ep->arena == MAP_FAILED)
+			ep->arena = NULL;
+	}
 	*status = ep_open_wire(ep, req->pid);
 	if (*status) {
+		if (ep->arena)
+			munmap(ep->arena, MYRI_ARENA_LEN);
 		munmap(ep->seg, sizeof(struct myri_seg));
 		free(ep);
 		return NULL;
@@ -428,6 +447,8 @@ struct mcpd_ep *mcpd_ep_attach(struct mcpd *nic, int conn_fd, const struct myri_
 
 void mcpd_ep_destroy(struct mcpd_ep *ep)
 {
+	if (ep->off)
+		mcpd_off_destroy(ep); /* LIB fails what it has in flight */
 	if (ep->wire)
 		rmpp_ep_destroy(ep->wire); /* upcalls fail what is in flight */
 	for (uint32_t i = 0; i < MCPD_RX_SLOTS; i++)
@@ -442,6 +463,8 @@ void mcpd_ep_destroy(struct mcpd_ep *ep)
 		ep->nic->stats.counters[i] += atomic_load(&ep->seg->counters[i]);
 	for (int i = 0; i < MYRI_NHOST_COUNTERS; i++)
 		ep->nic->stats.host_counters[i] += atomic_load(&ep->seg->host_counters[i]);
+	if (ep->arena)
+		munmap(ep->arena, MYRI_ARENA_LEN);
 	munmap(ep->seg, sizeof(struct myri_seg));
 	close(ep->conn_fd);
 	close(ep->doorbell_fd);

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #define MYRI_MAGIC   0x4d595249u /* "MYRI" */
-#define MYRI_VERSION 2u          /* bumped on any layout change (2: host_counters) */
+#define MYRI_VERSION 2u          /* bumped on any layout change (2: offload, host_counters) */
 
 #define MYRI_CMDQ_LEN 1024u  /* command entries (power of two) */
 #define MYRI_EVTQ_LEN 2048u  /* event entries (power of two) */
@@ -69,6 +69,8 @@ enum myri_cmd_op {
 	MYRI_CMD_DELIVER = 2,  /* put the first len bytes of received message
 	                          `token` into the run at offset */
 	MYRI_CMD_DISCARD = 3,  /* drop received message `token` (no event) */
+	MYRI_CMD_LIB = 4,      /* offload: one Portals LIB call (lib_op, args in
+	                          hdr[]); answered by MYRI_EVT_LIB_REPLY */
 	MYRI_CMD_INTR_CTL = 8, /* interrupt control: offset = enum myri_intr_mode
 	                          (nreg and len 0); no event unless rejected */
 };
@@ -87,21 +89,24 @@ struct myri_cmd {
 	uint32_t key;       /* key every entry of the run carries */
 	uint32_t dst_nid;   /* SEND: destination Portals id */
 	uint32_t dst_pid;
-	uint32_t reserved;
+	uint32_t lib_op;           /* MYRI_CMD_LIB: enum myri_lib_op, else 0 */
 	uint64_t token;            /* the host's, echoed in the completion or rejection */
 	uint64_t nic_token;        /* DELIVER, DISCARD: the NIC's, from MYRI_EVT_RX_HDR */
 	uint64_t offset;           /* into the run */
 	uint64_t len;              /* payload bytes */
-	uint8_t hdr[MYRI_HDR_LEN]; /* SEND: the Portals header, wire form */
+	uint8_t hdr[MYRI_HDR_LEN]; /* SEND: the Portals header, wire form;
+	                              LIB: the call's arguments (struct myri_lib_*) */
 };
 
 /* ---- events (NIC -> host) ----------------------------------------------- */
 enum myri_evt_type {
-	MYRI_EVT_TX_DONE = 1, /* SEND token finished: status 0 or -errno */
-	MYRI_EVT_RX_HDR = 2,  /* a message arrived: hdr, len = payload bytes,
-	                         token = the NIC's (answer DELIVER/DISCARD) */
-	MYRI_EVT_RX_DONE = 3, /* DELIVER token's bytes are in place (status) */
-	MYRI_EVT_REJECT = 4,  /* command rejected: token as given, status */
+	MYRI_EVT_TX_DONE = 1,   /* SEND token finished: status 0 or -errno */
+	MYRI_EVT_RX_HDR = 2,    /* a message arrived: hdr, len = payload bytes,
+	                           token = the NIC's (answer DELIVER/DISCARD) */
+	MYRI_EVT_RX_DONE = 3,   /* DELIVER token's bytes are in place (status) */
+	MYRI_EVT_REJECT = 4,    /* command rejected: token as given, status */
+	MYRI_EVT_LIB_REPLY = 5, /* LIB call `token` returned: status = PTL_* code,
+	                           hdr[] = its results (struct myri_lib_*) */
 };
 
 struct myri_evt {
@@ -112,6 +117,96 @@ struct myri_evt {
 	uint64_t len;
 	uint8_t hdr[MYRI_HDR_LEN];
 };
+
+/* ---- offload: the Portals LIB side in the NIC -------------------------- */
+/*
+ * With PTL_PROGRESS=offload the host forwards every struct p3_lib_iface call
+ * as one MYRI_CMD_LIB entry (lib_op below, arguments packed in hdr[]) and
+ * waits for the MYRI_EVT_LIB_REPLY with the same token (status = the PTL_*
+ * return code, results in hdr[]).  Calls that create an MD name the MD's
+ * memory as the command's registration run: one entry equal to
+ * {start, length} for a contiguous MD, entry i equal to iovec element i for
+ * PTL_MD_IOVEC; the NIC checks it once and keeps the MD's regions until the
+ * MD is freed (the host learns that with LIB_HANDLE_CHECK before it reuses
+ * the entries).  EQ rings live in the arena, the segment's bytes from
+ * MYRI_ARENA_OFFSET on: the NIC allocates them (in its own memory it keeps
+ * the allocation map) and returns the ring's offset; the host reads them
+ * with no round trip.
+ */
+#define MYRI_ARENA_OFFSET 0x100000ull   /* after struct myri_seg, page-aligned */
+#define MYRI_ARENA_LEN    (64ull << 20) /* EQ rings (sparse: pages on use) */
+#define MYRI_SEG_BYTES    (MYRI_ARENA_OFFSET + MYRI_ARENA_LEN) /* memfd size */
+
+enum myri_lib_op {
+	MYRI_LIB_OPEN = 1,     /* myri_lib_open -> myri_lib_open_rep */
+	MYRI_LIB_CLOSE,        /* - */
+	MYRI_LIB_STATUS,       /* a[0] = register -> v[0] = value */
+	MYRI_LIB_DEBUG,        /* a[0] = mask -> v[0] = old mask */
+	MYRI_LIB_ME_INSERT,    /* myri_lib_me -> v[0] = pt, v[1] = ME */
+	MYRI_LIB_ME_UNLINK,    /* a[0] = ME */
+	MYRI_LIB_ME_MD_POST,   /* myri_lib_me + md, md_unlink, test_eq -> v[0] ME, v[1] MD */
+	MYRI_LIB_MD_ATTACH,    /* myri_lib_md -> v[0] = MD */
+	MYRI_LIB_MD_UNLINK,    /* a[0] = MD */
+	MYRI_LIB_MD_UPDATE,    /* myri_lib_md -> struct myri_md old */
+	MYRI_LIB_EQ_ALLOC,     /* a[0] = count -> v[0] = EQ, v[1] = ring offset in arena */
+	MYRI_LIB_EQ_FREE,      /* a[0] = EQ */
+	MYRI_LIB_AC_ENTRY,     /* myri_lib_ac */
+	MYRI_LIB_PUT,          /* myri_lib_move */
+	MYRI_LIB_GET,          /* myri_lib_move */
+	MYRI_LIB_GETPUT,       /* myri_lib_move (md2 = put MD) */
+	MYRI_LIB_HANDLE_CHECK, /* a[0] = handle */
+	MYRI_LIB_NOPS
+};
+
+/* An MD as the host gave it (ptl_md_t with fixed-width fields). */
+struct myri_md {
+	uint64_t start, length, max_size, user_ptr;
+	int32_t threshold;
+	uint32_t options, eq_handle, pad;
+};
+
+struct myri_lib_open {
+	uint32_t ni_index, ni_gen, debug_mask, jid;
+	int32_t desired[8]; /* ptl_ni_limits_t in field order; all 0: none */
+};
+struct myri_lib_open_rep {
+	uint32_t nid, pid, uid, jid;
+	int32_t limits[8];
+};
+
+struct myri_lib_me {
+	uint64_t mbits, ibits;
+	uint32_t base, pt, match_nid, match_pid, unlink, pos;
+	/* ME_MD_POST only: */
+	uint32_t md_unlink, test_eq;
+	struct myri_md md;
+};
+
+struct myri_lib_md {
+	struct myri_md md;
+	uint32_t handle;         /* ATTACH: the ME (PTL_INVALID_HANDLE: bind); UPDATE: the MD */
+	uint32_t unlink;         /* ATTACH */
+	uint32_t test_eq, flags; /* UPDATE: flags 1 old wanted, 2 new given */
+};
+
+struct myri_lib_ac {
+	uint32_t ac, nid, pid, uid, jid, pt;
+};
+
+/* MYRI_CMD_LIB: nic_token carries flags.  POSTED (PUT and GET only): the
+ * host does not wait; the NIC answers only if the call fails (the host
+ * posts only calls it can prove will not: an MD it created with an infinite
+ * threshold, no MAX_SIZE, a region inside it). */
+#define MYRI_LIB_POSTED 1u
+
+struct myri_lib_move {
+	uint64_t local_offset, length, mbits, remote_offset, hdr_data;
+	uint32_t md, md2, whole, ack, nid, pid, pt, ac;
+};
+
+_Static_assert(sizeof(struct myri_lib_me) <= MYRI_HDR_LEN, "fits a command");
+_Static_assert(sizeof(struct myri_lib_move) <= MYRI_HDR_LEN, "fits a command");
+_Static_assert(sizeof(struct myri_lib_open) <= MYRI_HDR_LEN, "fits a command");
 
 /* ---- status registers (NIC writes, host reads: PtlNIStatus) ------------- */
 #define MYRI_COUNTERS(X)                                                                           \
@@ -191,6 +286,7 @@ struct myri_seg {
 _Static_assert(sizeof(struct myri_cmd) == 160, "command entry layout");
 _Static_assert(sizeof(struct myri_evt) == 128, "event entry layout");
 _Static_assert(sizeof(struct myri_reg) == 24, "registration entry layout");
+_Static_assert(sizeof(struct myri_seg) <= MYRI_ARENA_OFFSET, "the arena follows the segment");
 
 #define MYRI_NIC_RUNNING 1u
 #define MYRI_NIC_FAILED  2u

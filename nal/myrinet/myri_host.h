@@ -36,6 +36,7 @@ struct myri_host {
 	struct p3_lib *lib;
 	int sock, doorbell_fd, intr_fd;
 	struct myri_seg *seg;
+	uint8_t *arena; /* the segment's EQ-ring arena (offload) */
 	ptl_process_id_t id;
 	uint32_t nic_ospid;
 	/* cmd_lock: the command ring's producer side, the slot table and the
@@ -59,6 +60,13 @@ struct myri_rx_ctx {
 };
 
 extern const struct p3_nal_ops p3_nal_myrinet_ops;
+
+/* host_init.c: attach (shared with the offload mode, host_offload.c) */
+struct myri_host *myri_host_new(struct p3_lib *lib); /* lib may be NULL */
+int myri_host_addr(struct p3_lib *lib, const struct p3_nal_init_args *args, uint32_t *nid,
+                   uint32_t *pid);
+int myri_host_attach(struct myri_host *h, uint32_t nid, uint32_t pid);
+void myri_host_free(struct myri_host *h);
 
 /* host_io.c */
 int myri_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const struct iovec *iov,

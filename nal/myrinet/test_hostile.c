@@ -11,6 +11,8 @@
  */
 #include "myri_dev.h"
 
+#include <portals3.h>
+
 #include <errno.h>
 #include <poll.h>
 #include <stddef.h>
@@ -41,19 +43,27 @@ static int failures;
 struct ep {
 	int sock, db, intr;
 	struct myri_seg *seg;
+	uint8_t *arena; /* offload endpoints only */
 	uint32_t nid, pid;
 };
 
-static int ep_attach(struct ep *e, uint32_t pid)
+/* arena: a segment with the EQ-ring arena (offload) or without. */
+static int ep_attach_seg(struct ep *e, uint32_t pid, int arena)
 {
 	const char *tag = getenv("P3_MYRI_NIC");
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, MYRI_SOCK_FMT,
 	                 (unsigned)getuid(), tag && *tag ? "-" : "", tag && *tag ? tag : "");
 	int memfd = memfd_create("hostile", MFD_CLOEXEC);
-	if (memfd < 0 || ftruncate(memfd, sizeof(struct myri_seg)) != 0)
+	if (memfd < 0 ||
+	    ftruncate(memfd, arena ? (off_t)MYRI_SEG_BYTES : (off_t)sizeof(struct myri_seg)) != 0)
 		return -errno;
 	e->seg = mmap(NULL, sizeof(struct myri_seg), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	e->arena = arena ? mmap(NULL, MYRI_ARENA_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, memfd,
+	                        MYRI_ARENA_OFFSET)
+	                 : NULL;
+	if (e->arena == MAP_FAILED)
+		return -errno;
 	e->db = eventfd(0, EFD_NONBLOCK);
 	e->intr = eventfd(0, EFD_NONBLOCK);
 	e->sock = socket(AF_UNIX, SOCK_SEQPACKET, 0);
@@ -87,6 +97,11 @@ static int ep_attach(struct ep *e, uint32_t pid)
 	e->nid = rep.nid;
 	e->pid = rep.pid;
 	return 0;
+}
+
+static int ep_attach(struct ep *e, uint32_t pid)
+{
+	return ep_attach_seg(e, pid, 0);
 }
 
 static void push(struct ep *e, const struct myri_cmd *c)
@@ -144,6 +159,158 @@ static void expect(struct ep *e, uint16_t type, uint64_t token, int status, cons
 	      "%s: event type %u token %llu status %d (want %u %llu %d)", what, rc ? 0 : ev.type,
 	      rc ? 0ull : (unsigned long long)ev.token, rc ? rc : ev.status, type,
 	      (unsigned long long)token, status);
+}
+
+/* ---- offload: LIB commands from a hostile host --------------------------- */
+
+static struct myri_cmd lib_cmd(uint32_t lib_op, uint64_t token, const void *args, size_t len)
+{
+	struct myri_cmd c = {.op = MYRI_CMD_LIB, .lib_op = lib_op, .token = token};
+	memcpy(c.hdr, args, len);
+	return c;
+}
+
+/* One LIB call: its reply (status = PTL code), or status -1 if none/rejected. */
+static struct myri_evt lib_call(struct ep *e, struct myri_cmd c)
+{
+	struct myri_evt ev = {0};
+	push(e, &c);
+	if (next_event(e, &ev) != 0 || ev.token != c.token || ev.type != MYRI_EVT_LIB_REPLY)
+		ev.status = -1;
+	return ev;
+}
+
+static uint32_t rep32(const struct myri_evt *ev, int i)
+{
+	uint32_t v[2];
+	memcpy(v, ev->hdr, sizeof(v));
+	return v[i];
+}
+
+static struct myri_cmd md_bind_cmd(uint64_t token, void *start, uint64_t len, uint32_t eq,
+                                   uint32_t first, uint32_t key)
+{
+	struct myri_lib_md a = {.md = {.start = (uint64_t)(uintptr_t)start,
+	                               .length = len,
+	                               .threshold = PTL_MD_THRESH_INF,
+	                               .options = PTL_MD_OP_PUT | PTL_MD_OP_GET,
+	                               .eq_handle = eq},
+	                        .handle = PTL_INVALID_HANDLE,
+	                        .unlink = PTL_RETAIN};
+	struct myri_cmd c = lib_cmd(MYRI_LIB_MD_ATTACH, token, &a, sizeof(a));
+	c.nreg = 1;
+	c.reg_first = first;
+	c.key = key;
+	return c;
+}
+
+/* no_arena: an endpoint attached without the arena (version-1 size);
+ * dst: a page followed by a guard page. */
+static void test_offload(struct ep *no_arena, char *dst)
+{
+	struct myri_lib_open op = {.ni_gen = 1, .jid = PTL_JID_ANY};
+	struct myri_cmd c = lib_cmd(MYRI_LIB_ME_UNLINK, 40, &op, sizeof(op));
+	push(no_arena, &c);
+	expect(no_arena, MYRI_EVT_REJECT, 40, -ENOTCONN, "a LIB call before LIB_OPEN");
+	c = lib_cmd(MYRI_LIB_OPEN, 41, &op, sizeof(op));
+	push(no_arena, &c);
+	expect(no_arena, MYRI_EVT_REJECT, 41, -ENOSPC, "LIB_OPEN on a segment without an arena");
+
+	struct ep o;
+	if (ep_attach_seg(&o, UINT32_MAX, 1) != 0) {
+		CHECK(0, "attach an offload endpoint");
+		return;
+	}
+	struct myri_evt ev = lib_call(&o, lib_cmd(MYRI_LIB_OPEN, 42, &op, sizeof(op)));
+	CHECK(ev.status == PTL_OK, "LIB_OPEN (%d)", ev.status);
+	c = lib_cmd(MYRI_LIB_OPEN, 43, &op, sizeof(op));
+	push(&o, &c);
+	expect(&o, MYRI_EVT_REJECT, 43, -EALREADY, "a second LIB_OPEN");
+	c = lib_cmd(99, 44, &op, sizeof(op));
+	push(&o, &c);
+	expect(&o, MYRI_EVT_REJECT, 44, -EOPNOTSUPP, "an unknown lib_op");
+
+	/* forged handles are the call's own errors */
+	uint64_t forged = 0x2a5b1234u;
+	ev = lib_call(&o, lib_cmd(MYRI_LIB_ME_UNLINK, 45, &forged, sizeof(forged)));
+	CHECK(ev.status == PTL_ME_INVALID, "ME_UNLINK of a forged handle: %d", ev.status);
+	struct myri_lib_move mv = {.md = 0x61234567u, .whole = 1, .nid = o.nid, .pid = o.pid};
+	ev = lib_call(&o, lib_cmd(MYRI_LIB_PUT, 46, &mv, sizeof(mv)));
+	CHECK(ev.status == PTL_MD_INVALID, "PUT from a forged MD handle: %d", ev.status);
+
+	/* MD memory must be exactly what the run registers */
+	long pg = sysconf(_SC_PAGESIZE);
+	reg(&o, 100, dst, (uint64_t)pg, 555);
+	ev = lib_call(&o, md_bind_cmd(47, dst, (uint64_t)pg + 64, PTL_EQ_NONE, 100, 555));
+	CHECK(ev.status == PTL_MD_ILLEGAL, "an MD longer than its registration: %d", ev.status);
+	ev = lib_call(&o, md_bind_cmd(48, dst, (uint64_t)pg, PTL_EQ_NONE, 100, 556));
+	CHECK(ev.status == PTL_MD_ILLEGAL, "an MD with a forged key: %d", ev.status);
+
+	/* an EQ whose ring the host scribbles over: the NIC's writes stay in it */
+	uint64_t count = 8;
+	ev = lib_call(&o, lib_cmd(MYRI_LIB_EQ_ALLOC, 49, &count, sizeof(count)));
+	CHECK(ev.status == PTL_OK && rep32(&ev, 1) < MYRI_ARENA_LEN, "EQ_ALLOC (%d)", ev.status);
+	uint32_t eq = rep32(&ev, 0), ring_off = rep32(&ev, 1);
+	struct {
+		uint32_t magic, version, count, mask;
+	} *ring = (void *)(o.arena + ring_off);
+	ring->count = ring->mask = 0xffffffffu; /* would send the writer anywhere */
+	size_t ring_bytes = 192 + 8 * sizeof(ptl_event_t);
+	memset(o.arena + ring_off + ring_bytes, 0x77, 4096);
+	/* an MD on the guarded page, with that EQ; a put to ourselves into it */
+	memset(dst, 0x11, (size_t)pg);
+	ev = lib_call(&o, md_bind_cmd(50, dst, (uint64_t)pg, eq, 100, 555));
+	CHECK(ev.status == PTL_OK, "MD over the registered page (%d)", ev.status);
+	uint32_t md = rep32(&ev, 0);
+	struct myri_lib_me me = {.base = PTL_INVALID_HANDLE,
+	                         .pt = 3,
+	                         .match_nid = PTL_NID_ANY,
+	                         .match_pid = PTL_PID_ANY,
+	                         .unlink = PTL_RETAIN,
+	                         .pos = PTL_INS_AFTER};
+	ev = lib_call(&o, lib_cmd(MYRI_LIB_ME_INSERT, 51, &me, sizeof(me)));
+	CHECK(ev.status == PTL_OK, "ME_INSERT (%d)", ev.status);
+	uint32_t meh = rep32(&ev, 1);
+	reg(&o, 200, dst, (uint64_t)pg, 557);
+	struct myri_lib_md at = {
+	    .md = {.start = (uint64_t)(uintptr_t)dst,
+	           .length = (uint64_t)pg,
+	           .threshold = PTL_MD_THRESH_INF,
+	           .options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_MANAGE_REMOTE,
+	           .eq_handle = eq},
+	    .handle = meh,
+	    .unlink = PTL_RETAIN};
+	c = lib_cmd(MYRI_LIB_MD_ATTACH, 52, &at, sizeof(at));
+	c.nreg = 1;
+	c.reg_first = 200;
+	c.key = 557;
+	ev = lib_call(&o, c);
+	CHECK(ev.status == PTL_OK, "MD_ATTACH (%d)", ev.status);
+	/* put the whole page onto itself at offset 100: LIB truncates to the MD,
+	 * the guard page after it is never touched (no SIGSEGV in mcpd either) */
+	mv = (struct myri_lib_move){.md = md,
+	                            .whole = 1,
+	                            .nid = o.nid,
+	                            .pid = o.pid,
+	                            .pt = 3,
+	                            .remote_offset = 100,
+	                            .ack = PTL_NOACK_REQ};
+	memset(dst, 0x22, 100);
+	ev = lib_call(&o, lib_cmd(MYRI_LIB_PUT, 53, &mv, sizeof(mv)));
+	CHECK(ev.status == PTL_OK, "PUT to ourselves (%d)", ev.status);
+	int beyond = 1;
+	for (size_t i = 0; i < 4096; i++)
+		beyond &= o.arena[ring_off + ring_bytes + i] == 0x77;
+	CHECK(beyond, "the NIC wrote no event past the scribbled ring");
+	uint64_t sr = PTL_SR_DROP_COUNT;
+	ev = lib_call(&o, lib_cmd(MYRI_LIB_STATUS, 55, &sr, sizeof(sr)));
+	int64_t drops = -1;
+	memcpy(&drops, ev.hdr, sizeof(drops));
+	CHECK(dst[100] == 0x22 && dst[pg - 1] == 0x11 && drops == 0,
+	      "the put landed in the MD, truncated (%#x %#x, %lld drops)", dst[100] & 0xff,
+	      dst[pg - 1] & 0xff, (long long)drops);
+	c = lib_cmd(MYRI_LIB_CLOSE, 54, &op, sizeof(op));
+	CHECK(lib_call(&o, c).status == PTL_OK, "LIB_CLOSE");
 }
 
 int main(void)
@@ -248,8 +415,8 @@ int main(void)
 	 * events exist and more than the queue holds must have been held back
 	 * (draining earlier races the NIC, which under ASan may be slow enough
 	 * never to fill the queue). Bounded: 10 s. */
-	for (int w = 0; w < 10000 && atomic_load(&a.seg->cmdq.head) != atomic_load(&a.seg->cmdq.tail);
-	     w++) {
+	for (int w = 0;
+	     w < 10000 && atomic_load(&a.seg->cmdq.head) != atomic_load(&a.seg->cmdq.tail); w++) {
 		struct timespec t = {0, 1000000};
 		nanosleep(&t, NULL);
 	}
@@ -279,6 +446,7 @@ int main(void)
 	push(&b, &c);
 	/* b's registration 0 is unset: rejected; a NIC that still works says so */
 	expect(&b, MYRI_EVT_REJECT, 30, -EACCES, "the NIC still serves old endpoints");
+	test_offload(&c2, dst);
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
 }

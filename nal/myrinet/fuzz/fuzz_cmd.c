@@ -46,7 +46,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (nreg)
 		memcpy(seg->reg, data + sizeof(cmd), nreg * sizeof(struct myri_reg));
 	ep.seg = seg;
-	if (mcpd_cmd_check(&cmd) != 0 || cmd.op == MYRI_CMD_DISCARD)
+	/* LIB commands (offload) name MD memory through mcpd_offload.c's own
+	 * run check, not mcpd_run_iov */
+	if (mcpd_cmd_check(&cmd) != 0 || cmd.op == MYRI_CMD_DISCARD || cmd.op == MYRI_CMD_LIB)
 		return 0;
 	struct iovec *v;
 	size_t n;

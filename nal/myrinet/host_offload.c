@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * host_offload.c - PTL_PROGRESS=offload on the host: the API side's
+ * struct p3_lib_iface forwarded to the NIC.  Each call is one MYRI_CMD_LIB
+ * command answered by a MYRI_EVT_LIB_REPLY (mcpd_offload.c runs LIB there);
+ * EQ rings live in the segment's arena, so PtlEQGet/PtlEQWait read them with
+ * no round trip, and a waiter blocks on the interrupt eventfd, which the NIC
+ * raises when it posts to a ring whose reader said it will block.
+ *
+ * MD memory is registered before the call that creates the MD (the
+ * command's run, myri_dev.h); the run stays registered while the MD lives.
+ * The host learns an MD died by unlinking it itself, or, when it runs out
+ * of registration entries, by asking the NIC about each MD it still holds
+ * entries for (LIB_HANDLE_CHECK).
+ *
+ * EQ handlers are host code the NIC cannot call: they run here, once per
+ * event, when the process next enters the library (progress, a wait, any
+ * forwarded call).
+ */
+#include "host_offload.h"
+
+#include "runtime.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- struct p3_lib_iface ------------------------------------------------------- */
+
+static int off_open(const struct p3_lib_open_args *args, struct p3_lib **libp,
+                    struct p3_lib_open_result *res)
+{
+	const struct p3_runtime *rt = p3_runtime_get();
+	struct p3_nal_init_args nargs = {.iface = args->nal->iface,
+	                                 .requested_pid = args->pid,
+	                                 .jid = rt->jid,
+	                                 .rank = rt->rank,
+	                                 .nranks = rt->nranks,
+	                                 .nidmap = rt->nidmap,
+	                                 .pidmap = rt->pidmap};
+	struct myri_off *o = calloc(1, sizeof(*o));
+	if (!o || !(o->h = myri_host_new(NULL))) {
+		free(o);
+		return PTL_NO_SPACE;
+	}
+	pthread_mutex_init(&o->rpc_lock, NULL);
+	pthread_mutex_init(&o->hd_lock, NULL);
+	uint32_t nid, pid;
+	int rc = myri_host_addr(NULL, &nargs, &nid, &pid);
+	if (rc == 0)
+		rc = myri_host_attach(o->h, nid, pid);
+	if (rc) {
+		myri_host_free(o->h);
+		free(o);
+		return rc == -EADDRINUSE || rc == -EINVAL ? PTL_PID_INVALID : PTL_FAIL;
+	}
+	struct myri_cmd cmd;
+	struct myri_evt e = {0};
+	struct myri_lib_open a = {.ni_index = args->ni_index,
+	                          .ni_gen = args->ni_gen,
+	                          .debug_mask = args->debug_mask,
+	                          .jid = rt->jid};
+	if (args->desired)
+		memcpy(a.desired, args->desired, sizeof(a.desired));
+	memset(&cmd, 0, sizeof(cmd));
+	memcpy(cmd.hdr, &a, sizeof(a));
+	rc = off_rpc(o, MYRI_LIB_OPEN, &cmd, &e);
+	struct myri_lib_open_rep rep;
+	memcpy(&rep, e.hdr, sizeof(rep));
+	if (rc == PTL_OK && (!(o->eqs = calloc((size_t)rep.limits[2] + 1, sizeof(*o->eqs))) ||
+	                     !(o->mds = calloc((size_t)rep.limits[1] + 1, sizeof(*o->mds)))))
+		rc = PTL_NO_SPACE;
+	if (rc != PTL_OK) {
+		myri_host_free(o->h);
+		free(o->eqs);
+		free(o->mds);
+		free(o);
+		return rc;
+	}
+	o->neqs = (uint32_t)rep.limits[2];
+	o->nmds = (uint32_t)rep.limits[1];
+	o->id.nid = rep.nid;
+	o->id.pid = rep.pid;
+	res->id = o->id;
+	res->uid = rep.uid;
+	res->jid = rep.jid;
+	memcpy(&res->limits, rep.limits, sizeof(rep.limits));
+	*libp = (struct p3_lib *)(void *)o;
+	return PTL_OK;
+}
+
+static void off_close(struct p3_lib *lib)
+{
+	struct myri_off *o = OFF(lib);
+	off_rpc1(o, MYRI_LIB_CLOSE, 0, NULL);
+	myri_host_free(o->h); /* the hang-up detaches the endpoint */
+	pthread_mutex_destroy(&o->rpc_lock);
+	pthread_mutex_destroy(&o->hd_lock);
+	free(o->runs);
+	free(o->eqs);
+	free(o->mds);
+	free(o);
+}
+
+static int off_status(struct p3_lib *lib, ptl_sr_index_t reg, ptl_sr_value_t *value)
+{
+	struct myri_evt e;
+	int rc = off_rpc1(OFF(lib), MYRI_LIB_STATUS, reg, &e);
+	if (rc == PTL_OK)
+		memcpy(value, e.hdr, sizeof(*value));
+	return rc;
+}
+
+static int off_dist(struct p3_lib *lib, ptl_process_id_t id, unsigned long *distance)
+{
+	struct myri_off *o = OFF(lib);
+	*distance = id.nid == o->id.nid ? (id.pid == o->id.pid ? 0 : 1) : 2;
+	return PTL_OK;
+}
+
+static unsigned int off_debug(struct p3_lib *lib, unsigned int mask)
+{
+	struct myri_evt e;
+	return off_rpc1(OFF(lib), MYRI_LIB_DEBUG, mask, &e) == PTL_OK ? off_rep_u32(&e, 0) : 0;
+}
+
+static int off_describe(struct p3_lib *lib, const char **nal_name, const char **mode)
+{
+	(void)lib;
+	*nal_name = "myrinet";
+	*mode = "offload";
+	return PTL_OK;
+}
+
+/* Nothing to drive: the NIC does the work.  A wait blocks on the interrupt. */
+static int off_progress(struct p3_lib *lib, int timeout_ms)
+{
+	struct myri_off *o = OFF(lib);
+	static _Thread_local uint64_t last;
+	off_run_handlers(o);
+	if (timeout_ms == 0) {
+		uint64_t t = off_now_ns();
+		if (t - last > 1000000u) { /* a dead NIC is noticed within 1 ms of polling */
+			last = t;
+			off_nic_gone(o);
+		}
+		return PTL_OK;
+	}
+	if (!atomic_load(&o->h->nic_dead))
+		off_wait_interrupt(o, timeout_ms);
+	else /* nothing will come: a waiter sleeps, in short slices, never spins */
+		poll(NULL, 0, timeout_ms < 0 || timeout_ms > 10 ? 10 : timeout_ms);
+	off_run_handlers(o);
+	return PTL_OK;
+}
+
+static int off_progress_thread(struct p3_lib *lib)
+{
+	(void)lib;
+	return 0; /* waits block in progress(): on the interrupt line */
+}
+
+static int off_me_insert(struct p3_lib *lib, ptl_handle_me_t base, ptl_pt_index_t pt,
+                         ptl_process_id_t match_id, ptl_match_bits_t mbits, ptl_match_bits_t ibits,
+                         ptl_unlink_t unlink, ptl_ins_pos_t pos, ptl_pt_index_t *pt_out,
+                         ptl_handle_me_t *me_out)
+{
+	struct myri_lib_me a = {.mbits = mbits,
+	                        .ibits = ibits,
+	                        .base = base,
+	                        .pt = pt,
+	                        .match_nid = match_id.nid,
+	                        .match_pid = match_id.pid,
+	                        .unlink = unlink,
+	                        .pos = pos};
+	struct myri_cmd cmd;
+	struct myri_evt e = {0};
+	memset(&cmd, 0, sizeof(cmd));
+	memcpy(cmd.hdr, &a, sizeof(a));
+	int rc = off_rpc(OFF(lib), MYRI_LIB_ME_INSERT, &cmd, &e);
+	if (rc == PTL_OK) {
+		if (pt_out)
+			*pt_out = off_rep_u32(&e, 0);
+		*me_out = off_rep_u32(&e, 1);
+	}
+	return rc;
+}
+
+static int off_me_unlink(struct p3_lib *lib, ptl_handle_me_t me)
+{
+	struct myri_off *o = OFF(lib);
+	struct myri_cmd cmd;
+	struct myri_evt e = {0};
+	uint64_t a0 = me;
+	memset(&cmd, 0, sizeof(cmd));
+	memcpy(cmd.hdr, &a0, sizeof(a0));
+	pthread_mutex_lock(&o->rpc_lock);
+	int rc = off_rpc_locked(o, MYRI_LIB_ME_UNLINK, &cmd, &e);
+	if (rc == PTL_OK)
+		off_md_forget_me(o, me);
+	pthread_mutex_unlock(&o->rpc_lock);
+	return rc;
+}
+
+static int off_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_id_t match_id,
+                          ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
+                          ptl_ins_pos_t pos, const ptl_md_t *md, ptl_unlink_t md_unlink,
+                          ptl_handle_eq_t test_eq, ptl_handle_me_t *me_out, ptl_handle_md_t *md_out)
+{
+	struct myri_off *o = OFF(lib);
+	struct myri_lib_me a = {.mbits = mbits,
+	                        .ibits = ibits,
+	                        .base = base,
+	                        .match_nid = match_id.nid,
+	                        .match_pid = match_id.pid,
+	                        .unlink = unlink,
+	                        .pos = pos,
+	                        .md_unlink = md_unlink,
+	                        .test_eq = test_eq};
+	struct myri_cmd cmd;
+	struct myri_evt e = {0};
+	memset(&cmd, 0, sizeof(cmd));
+	off_md_wire(md, &a.md);
+	memcpy(cmd.hdr, &a, sizeof(a));
+	pthread_mutex_lock(&o->rpc_lock);
+	int rc = off_reg_md(o, md, &cmd);
+	if (rc == PTL_OK) {
+		rc = off_rpc_locked(o, MYRI_LIB_ME_MD_POST, &cmd, &e);
+		off_reg_settle(o, &cmd, rc, off_rep_u32(&e, 1));
+		if (rc == PTL_OK)
+			off_md_note(o, off_rep_u32(&e, 1), off_rep_u32(&e, 0), md);
+	}
+	pthread_mutex_unlock(&o->rpc_lock);
+	if (rc == PTL_OK) {
+		*me_out = off_rep_u32(&e, 0);
+		*md_out = off_rep_u32(&e, 1);
+	}
+	return rc;
+}
+
+static int off_md_attach(struct p3_lib *lib, ptl_handle_me_t me, const ptl_md_t *md,
+                         ptl_unlink_t unlink, ptl_handle_md_t *md_out)
+{
+	struct myri_off *o = OFF(lib);
+	struct myri_lib_md a = {.handle = me, .unlink = unlink};
+	struct myri_cmd cmd;
+	struct myri_evt e = {0};
+	memset(&cmd, 0, sizeof(cmd));
+	off_md_wire(md, &a.md);
+	memcpy(cmd.hdr, &a, sizeof(a));
+	pthread_mutex_lock(&o->rpc_lock);
+	int rc = off_reg_md(o, md, &cmd);
+	if (rc == PTL_OK) {
+		rc = off_rpc_locked(o, MYRI_LIB_MD_ATTACH, &cmd, &e);
+		off_reg_settle(o, &cmd, rc, off_rep_u32(&e, 0));
+		if (rc == PTL_OK)
+			off_md_note(o, off_rep_u32(&e, 0), me, md);
+	}
+	pthread_mutex_unlock(&o->rpc_lock);
+	if (rc == PTL_OK)
+		*md_out = off_rep_u32(&e, 0);
+	return rc;
+}
+
+static int off_md_unlink(struct p3_lib *lib, ptl_handle_md_t md)
+{
+	struct myri_off *o = OFF(lib);
+	struct myri_cmd cmd;
+	struct myri_evt e = {0};
+	uint64_t a0 = md;
+	memset(&cmd, 0, sizeof(cmd));
+	memcpy(cmd.hdr, &a0, sizeof(a0));
+	pthread_mutex_lock(&o->rpc_lock);
+	int rc = off_rpc_locked(o, MYRI_LIB_MD_UNLINK, &cmd, &e);
+	if (rc == PTL_OK) {
+		off_runs_drop_md(o, md);
+		off_md_forget(o, md);
+	}
+	pthread_mutex_unlock(&o->rpc_lock);
+	return rc;
+}
+
+static int off_md_update(struct p3_lib *lib, ptl_handle_md_t mdh, ptl_md_t *old_md,
+                         const ptl_md_t *new_md, ptl_handle_eq_t test_eq)
+{
+	struct myri_off *o = OFF(lib);
+	struct myri_lib_md a = {
+	    .handle = mdh, .test_eq = test_eq, .flags = (old_md ? 1u : 0u) | (new_md ? 2u : 0u)};
+	struct myri_cmd cmd;
+	struct myri_evt e = {0};
+	memset(&cmd, 0, sizeof(cmd));
+	if (new_md)
+		off_md_wire(new_md, &a.md);
+	memcpy(cmd.hdr, &a, sizeof(a));
+	pthread_mutex_lock(&o->rpc_lock);
+	int rc = new_md ? off_reg_md(o, new_md, &cmd) : PTL_OK;
+	if (rc == PTL_OK) {
+		rc = off_rpc_locked(o, MYRI_LIB_MD_UPDATE, &cmd, &e);
+		if (rc == PTL_OK && new_md) { /* the old memory is released, the new kept */
+			struct off_run keep =
+			    cmd.nreg ? o->runs[o->nruns - 1] : (struct off_run){0};
+			if (cmd.nreg)
+				o->nruns--;
+			off_runs_drop_md(o, mdh);
+			if (cmd.nreg) {
+				keep.md = mdh;
+				o->runs[o->nruns++] = keep;
+			}
+			struct off_md *r = off_md_rec(o, mdh);
+			if (r && r->h == mdh)
+				off_md_note(o, mdh, r->me, new_md);
+		} else if (new_md) {
+			off_reg_settle(o, &cmd, PTL_FAIL, mdh);
+		}
+	}
+	pthread_mutex_unlock(&o->rpc_lock);
+	if (old_md && (rc == PTL_OK || rc == PTL_MD_NO_UPDATE)) {
+		struct myri_md w;
+		memcpy(&w, e.hdr, sizeof(w));
+		old_md->start = (void *)(uintptr_t)w.start;
+		old_md->length = w.length;
+		old_md->threshold = w.threshold;
+		old_md->max_size = w.max_size;
+		old_md->options = w.options;
+		old_md->user_ptr = (void *)(uintptr_t)w.user_ptr;
+		old_md->eq_handle = w.eq_handle;
+	}
+	off_run_handlers(o);
+	return rc;
+}
+
+static int off_eq_alloc(struct p3_lib *lib, ptl_size_t count, ptl_eq_handler_t handler,
+                        ptl_handle_eq_t *eq_out, struct p3_eq_ring **ring_out)
+{
+	struct myri_off *o = OFF(lib);
+	struct myri_evt e;
+	int rc = off_rpc1(o, MYRI_LIB_EQ_ALLOC, count, &e);
+	if (rc != PTL_OK)
+		return rc;
+	ptl_handle_eq_t eq = off_rep_u32(&e, 0);
+	uint64_t off = off_rep_u32(&e, 1);
+	struct p3_eq_ring *ring = (struct p3_eq_ring *)(void *)(o->h->arena + off);
+	/* the NIC's word, checked: the ring must lie in the arena */
+	if (off + sizeof(*ring) > MYRI_ARENA_LEN ||
+	    off + p3_eq_ring_bytes(ring->eqr_count) > MYRI_ARENA_LEN ||
+	    ring->eqr_magic != P3_EQ_RING_MAGIC || atomic_load(&ring->eqr_handle) != eq) {
+		off_rpc1(o, MYRI_LIB_EQ_FREE, eq, NULL);
+		return PTL_FAIL;
+	}
+	uint32_t i = p3_handle_idx(eq), slots = ring->eqr_count;
+	if (i >= o->neqs || !slots || (slots & (slots - 1))) {
+		off_rpc1(o, MYRI_LIB_EQ_FREE, eq, NULL);
+		return PTL_FAIL;
+	}
+	pthread_mutex_lock(&o->hd_lock);
+	o->eqs[i] = (struct off_eq){.ring = ring,
+	                            .handler = handler,
+	                            .handle = eq,
+	                            .mask = slots - 1,
+	                            .cursor = atomic_load(&ring->eqr_write_seq)};
+	pthread_mutex_unlock(&o->hd_lock);
+	if (handler)
+		atomic_fetch_add(&o->nhandlers, 1);
+	*eq_out = eq;
+	*ring_out = ring;
+	return PTL_OK;
+}
+
+static int off_eq_free(struct p3_lib *lib, ptl_handle_eq_t eq)
+{
+	struct myri_off *o = OFF(lib);
+	uint32_t i = p3_handle_idx(eq);
+	pthread_mutex_lock(&o->hd_lock);
+	if (i < o->neqs && o->eqs[i].ring && o->eqs[i].handle == eq) {
+		if (o->eqs[i].handler)
+			atomic_fetch_sub(&o->nhandlers, 1);
+		o->eqs[i] = (struct off_eq){0};
+	}
+	pthread_mutex_unlock(&o->hd_lock);
+	return off_rpc1(o, MYRI_LIB_EQ_FREE, eq, NULL);
+}
+
+static int off_ac_entry(struct p3_lib *lib, ptl_ac_index_t ac, ptl_process_id_t match_id,
+                        ptl_uid_t uid, ptl_jid_t jid, ptl_pt_index_t pt)
+{
+	struct myri_lib_ac a = {ac, match_id.nid, match_id.pid, uid, jid, pt};
+	struct myri_cmd cmd;
+	struct myri_evt e = {0};
+	memset(&cmd, 0, sizeof(cmd));
+	memcpy(cmd.hdr, &a, sizeof(a));
+	return off_rpc(OFF(lib), MYRI_LIB_AC_ENTRY, &cmd, &e);
+}
+
+/* A put or get: posted (a queue write, no answer) when the host can prove
+ * LIB accepts it (md_can_post), otherwise a call like the others. */
+static int move(struct p3_lib *lib, uint16_t op, const struct myri_lib_move *a)
+{
+	struct myri_off *o = OFF(lib);
+	struct myri_cmd cmd;
+	struct myri_evt e = {0};
+	memset(&cmd, 0, sizeof(cmd));
+	memcpy(cmd.hdr, a, sizeof(*a));
+	pthread_mutex_lock(&o->rpc_lock);
+	if (op != MYRI_LIB_GETPUT &&
+	    off_md_can_post(o, a->md, (int)a->whole, a->local_offset, a->length)) {
+		cmd.op = MYRI_CMD_LIB;
+		cmd.lib_op = op;
+		cmd.nic_token = MYRI_LIB_POSTED;
+		cmd.token = ++o->rpc_seq | OFF_POSTED_TOKEN;
+		int rc =
+		    atomic_load(&o->h->nic_dead) || off_cmd_push(o, &cmd) != 0 ? PTL_FAIL : PTL_OK;
+		pthread_mutex_unlock(&o->rpc_lock);
+		off_run_handlers(o);
+		return rc;
+	}
+	int rc = off_rpc_locked(o, op, &cmd, &e);
+	pthread_mutex_unlock(&o->rpc_lock);
+	off_run_handlers(o);
+	return rc;
+}
+
+static int off_put(struct p3_lib *lib, ptl_handle_md_t md, int whole, ptl_size_t local_offset,
+                   ptl_size_t length, ptl_ack_req_t ack, ptl_process_id_t target, ptl_pt_index_t pt,
+                   ptl_ac_index_t ac, ptl_match_bits_t mbits, ptl_size_t remote_offset,
+                   ptl_hdr_data_t hdr_data)
+{
+	struct myri_lib_move a = {.local_offset = local_offset,
+	                          .length = length,
+	                          .mbits = mbits,
+	                          .remote_offset = remote_offset,
+	                          .hdr_data = hdr_data,
+	                          .md = md,
+	                          .whole = (uint32_t)whole,
+	                          .ack = ack,
+	                          .nid = target.nid,
+	                          .pid = target.pid,
+	                          .pt = pt,
+	                          .ac = ac};
+	return move(lib, MYRI_LIB_PUT, &a);
+}
+
+static int off_get(struct p3_lib *lib, ptl_handle_md_t md, int whole, ptl_size_t local_offset,
+                   ptl_size_t length, ptl_process_id_t target, ptl_pt_index_t pt, ptl_ac_index_t ac,
+                   ptl_match_bits_t mbits, ptl_size_t remote_offset)
+{
+	struct myri_lib_move a = {.local_offset = local_offset,
+	                          .length = length,
+	                          .mbits = mbits,
+	                          .remote_offset = remote_offset,
+	                          .md = md,
+	                          .whole = (uint32_t)whole,
+	                          .nid = target.nid,
+	                          .pid = target.pid,
+	                          .pt = pt,
+	                          .ac = ac};
+	return move(lib, MYRI_LIB_GET, &a);
+}
+
+static int off_getput(struct p3_lib *lib, ptl_handle_md_t get_md, ptl_handle_md_t put_md,
+                      ptl_process_id_t target, ptl_pt_index_t pt, ptl_ac_index_t ac,
+                      ptl_match_bits_t mbits, ptl_size_t remote_offset, ptl_hdr_data_t hdr_data)
+{
+	struct myri_lib_move a = {.mbits = mbits,
+	                          .remote_offset = remote_offset,
+	                          .hdr_data = hdr_data,
+	                          .md = get_md,
+	                          .md2 = put_md,
+	                          .nid = target.nid,
+	                          .pid = target.pid,
+	                          .pt = pt,
+	                          .ac = ac};
+	return move(lib, MYRI_LIB_GETPUT, &a);
+}
+
+static int off_handle_check(struct p3_lib *lib, ptl_handle_any_t h)
+{
+	return off_rpc1(OFF(lib), MYRI_LIB_HANDLE_CHECK, h, NULL);
+}
+
+static void off_wakeup(struct p3_lib *lib)
+{
+	uint64_t one = 1;
+	if (write(OFF(lib)->h->intr_fd, &one, sizeof(one)) < 0) {
+		/* saturated: a wake-up is pending anyway */
+	}
+}
+
+const struct p3_lib_iface p3_myri_offload_iface = {
+    .open = off_open,
+    .close = off_close,
+    .status = off_status,
+    .dist = off_dist,
+    .debug = off_debug,
+    .describe = off_describe,
+    .progress = off_progress,
+    .progress_thread = off_progress_thread,
+    .me_insert = off_me_insert,
+    .me_unlink = off_me_unlink,
+    .me_md_post = off_me_md_post,
+    .md_attach = off_md_attach,
+    .md_unlink = off_md_unlink,
+    .md_update = off_md_update,
+    .eq_alloc = off_eq_alloc,
+    .eq_free = off_eq_free,
+    .ac_entry = off_ac_entry,
+    .put = off_put,
+    .get = off_get,
+    .getput = off_getput,
+    .handle_check = off_handle_check,
+    .wakeup = off_wakeup,
+};

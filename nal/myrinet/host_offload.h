@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * host_offload.h - private state of the host side of PTL_PROGRESS=offload
+ * (host_offload.c: the struct p3_lib_iface calls; host_offload_link.c: the
+ * command queue, replies, interrupts, the NIC's health and host-side EQ
+ * handlers; host_offload_md.c: MD registration runs and the MD records
+ * that decide which puts and gets may be posted).
+ */
+#ifndef P3_HOST_OFFLOAD_H
+#define P3_HOST_OFFLOAD_H
+
+#include "myri_host.h"
+
+#include "handle.h"
+#include "lib_iface.h"
+
+#include <stdint.h>
+
+#define OFF_SPIN_NS      20000         /* spin for a reply before blocking */
+#define OFF_FULL_WAIT_NS 2000000000ull /* command queue full this long: fail */
+
+/* Registration entries an MD holds. */
+struct off_run {
+	uint32_t first, n;
+	ptl_handle_md_t md;
+};
+
+/* An EQ: its handler runs on the host; its ring gets the NIC-death event. */
+struct off_eq {
+	struct p3_eq_ring *ring;
+	ptl_eq_handler_t handler;
+	ptl_handle_eq_t handle;
+	uint32_t mask, cursor;
+};
+
+/* An MD this host created, as far as the host can know it (for posted
+ * puts and gets: calls the host proves cannot fail need no answer). */
+struct off_md {
+	ptl_handle_md_t h; /* 0: no record */
+	ptl_handle_me_t me;
+	uint64_t bytes;
+	int always_active; /* threshold infinite, no MAX_SIZE: never inactive, never auto-unlinked
+	                    */
+};
+
+#define OFF_POSTED_TOKEN (1ull << 63)
+
+struct myri_off {
+	struct myri_host *h;
+	ptl_process_id_t id;
+	pthread_mutex_t rpc_lock; /* one call at a time; runs table */
+	uint64_t rpc_seq;
+	struct off_run *runs;
+	uint32_t nruns, cap;
+	struct off_md *mds; /* by MD index, limits.max_mds; under rpc_lock */
+	uint32_t nmds;
+	pthread_mutex_t hd_lock; /* handler table */
+	struct off_eq *eqs;      /* by EQ index, limits.max_eqs */
+	uint32_t neqs;
+	_Atomic int nhandlers;
+};
+
+static inline struct myri_off *OFF(struct p3_lib *lib)
+{
+	return (struct myri_off *)(void *)lib;
+}
+
+/* host_offload_link.c */
+uint64_t off_now_ns(void);
+int off_nic_gone(struct myri_off *o);
+void off_wait_interrupt(struct myri_off *o, int timeout_ms);
+void off_run_handlers(struct myri_off *o);
+int off_cmd_push(struct myri_off *o, const struct myri_cmd *cmd);
+/* One LIB call (rpc_lock held): the PTL_* code; results in out->hdr. */
+int off_rpc_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd, struct myri_evt *out);
+int off_rpc(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd, struct myri_evt *out);
+int off_rpc1(struct myri_off *o, uint16_t lib_op, uint64_t a0, struct myri_evt *out);
+uint32_t off_rep_u32(const struct myri_evt *e, int i);
+
+/* host_offload_md.c (rpc_lock held) */
+void off_runs_drop_md(struct myri_off *o, ptl_handle_md_t md);
+int off_reg_md(struct myri_off *o, const ptl_md_t *md, struct myri_cmd *cmd);
+void off_reg_settle(struct myri_off *o, const struct myri_cmd *cmd, int rc, ptl_handle_md_t md);
+struct off_md *off_md_rec(struct myri_off *o, ptl_handle_md_t md);
+void off_md_note(struct myri_off *o, ptl_handle_md_t mdh, ptl_handle_me_t me, const ptl_md_t *md);
+void off_md_forget(struct myri_off *o, ptl_handle_md_t mdh);
+void off_md_forget_me(struct myri_off *o, ptl_handle_me_t me);
+int off_md_can_post(struct myri_off *o, ptl_handle_md_t mdh, int whole, uint64_t off, uint64_t len);
+void off_md_wire(const ptl_md_t *m, struct myri_md *w);
+
+#endif
