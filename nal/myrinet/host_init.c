@@ -218,7 +218,7 @@ static int myri_init(struct p3_lib *lib, const struct p3_nal_init_args *args,
 	rc = myri_intr_init(h, args, info);
 	if (rc) {
 		myri_stop(h);
-		host_free(h);
+		myri_host_free(h);
 		return rc;
 	}
 	*privp = h;
