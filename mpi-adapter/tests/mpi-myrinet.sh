@@ -14,7 +14,7 @@
 need_provider
 need_mpich
 build_mpi_prog pingpong
-MODES=${P3_MYRI_MPI_MODES:-app thread interrupt}
+MODES=${P3_MYRI_MPI_MODES:-app thread interrupt offload}
 OSU="$P3_BUILDDIR/bench/osu/osu_latency"
 FI_PTL3_YIELD_POLLS=${FI_PTL3_YIELD_POLLS:-64}
 export FI_PTL3_YIELD_POLLS
