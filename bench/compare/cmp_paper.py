@@ -1,0 +1,202 @@
+"""The report's "paper reproduction" section.
+
+Sandia's "A performance comparison of Myrinet protocol stacks" measured three
+Portals 3 stacks on one Myrinet network: Portals processed entirely on the
+NIC, Portals with reliability on the NIC and processing in a host interrupt
+handler, and Portals in a kernel module over RMPP.  p3stack's analogues are
+the emulated NIC in `offload` and `interrupt` mode and nal/rmpp over ether
+with a progress thread.  This module picks those stacks' figures out of the
+comparison's rows, puts the paper's own figures beside them and says, per
+qualitative finding of the paper, whether this run reproduces it.  A finding
+whose figures' spreads (min-max over repetitions) overlap is "inconclusive",
+never "reproduced".
+"""
+
+import html
+
+# name, the paper's label, candidates in order of preference (first present wins)
+PAPER_STACKS = [
+    ("offload", "P3 MCP, NIC processing", ["ptl-myri-offload"], ["mpich-ptl3-myri-offload"]),
+    ("interrupt", "P3 MCP, interrupt processing", ["ptl-myri-intr"], ["mpich-ptl3-myri-intr"]),
+    ("rmpp", "P3 over RMPP (kernel module)",
+     ["ptl-ether-thread", "ptl-ether-app", "ptl-udp-thread", "ptl-udp-app"],
+     ["mpich-ptl3-ether-thread", "mpich-ptl3-ether-app", "mpich-ptl3-udp-thread", "mpich-ptl3-udp-app"]),
+]
+# The paper's figures: 0-byte latency (us), peak bandwidth (MB/s).
+PAPER_LATENCY_US = {"offload": 17, "interrupt": 48, "rmpp": 66}
+PAPER_BW_MBS = {"offload": 161, "interrupt": 161, "rmpp": 68}
+
+
+def _rows_by(rows):
+    idx = {}
+    for r in rows:
+        idx.setdefault((r["stack"], r["benchmark"]), []).append(r)
+    return idx
+
+
+def _choose(idx, names, bench):
+    for n in names:
+        if (n, bench) in idx:
+            return n
+    return None
+
+
+def _at(idx, stack, bench, x=None, params=None, largest=False):
+    """The row of stack/bench at x (or the largest x); None if absent."""
+    rs = [r for r in idx.get((stack, bench), []) if params is None or r.get("params") == params]
+    if not rs:
+        return None
+    if largest:
+        return max(rs, key=lambda r: float(r["x"]))
+    for r in rs:
+        if float(r["x"]) == float(x):
+            return r
+    return None
+
+
+def _peak(idx, stack, bench):
+    rs = idx.get((stack, bench), [])
+    return max(rs, key=lambda r: r["value"]) if rs else None
+
+
+def _span(r):
+    lo = r.get("min") if r.get("min") is not None else r["value"]
+    hi = r.get("max") if r.get("max") is not None else r["value"]
+    return float(lo), float(hi)
+
+
+def _fmt(r, unit):
+    if r is None:
+        return "not measured"
+    lo, hi = _span(r)
+    n = r.get("reps", 1) or 1
+    s = f"{r['value']:.3g} {unit}"
+    return s + (f" ({lo:.3g}-{hi:.3g}, {n} runs)" if n > 1 else " (1 run)")
+
+
+def _order(a, b):
+    """-1 if a is clearly below b, 1 if clearly above, 0 if spreads overlap."""
+    alo, ahi = _span(a)
+    blo, bhi = _span(b)
+    if ahi < blo:
+        return -1
+    if alo > bhi:
+        return 1
+    return 0
+
+
+def _verdict_lower(rs, keys):
+    """Finding 'keys[0] < keys[1] < ...' (lower is better) on rows rs."""
+    if any(rs.get(k) is None for k in keys):
+        return "not measured (a stack is missing from this run)"
+    vals = [rs[k]["value"] for k in keys]
+    if all(vals[i] < vals[i + 1] for i in range(len(vals) - 1)):
+        if all(_order(rs[keys[i]], rs[keys[i + 1]]) == -1 for i in range(len(keys) - 1)):
+            return "reproduced" + _single(rs.values())
+        return "inconclusive (same order by median, but the spreads overlap)"
+    return "not reproduced"
+
+
+def _single(rs):
+    """' (single runs: no spread measured)' if any figure ran once."""
+    if any(r is not None and (r.get("reps", 1) or 1) <= 1 for r in rs):
+        return " (single runs: no spread measured)"
+    return ""
+
+
+def findings(rows):
+    idx = _rows_by(rows)
+    chosen = {}
+    for key, label, ptl, mpi in PAPER_STACKS:
+        chosen[key] = (label, _choose(idx, ptl, "ptlbench-lat"), _choose(idx, mpi, "osu_latency"))
+    keys = [k for k, _, _, _ in PAPER_STACKS]
+    lat = {k: _at(idx, chosen[k][1], "ptlbench-lat", 0) if chosen[k][1] else None for k in keys}
+    bw = {k: _peak(idx, chosen[k][1], "ptlbench-bw") if chosen[k][1] else None for k in keys}
+    mlat = {k: _at(idx, chosen[k][2], "osu_latency", 1) if chosen[k][2] else None for k in keys}
+    pww = {k: (_at(idx, chosen[k][2], "comb-pww-availability", params="size=100000", largest=True)
+               if chosen[k][2] else None) for k in keys}
+
+    table = []
+    for k in keys:
+        label, ps, ms = chosen[k]
+        table.append([label, ps or "missing", f"{PAPER_LATENCY_US[k]} us", _fmt(lat[k], "us"),
+                      f"{PAPER_BW_MBS[k]} MB/s", _fmt(bw[k], "MB/s"), ms or "missing",
+                      _fmt(mlat[k], "us"), _fmt(pww[k], "%")])
+
+    out = []
+    v = _verdict_lower(lat, keys)
+    ratio = ""
+    if lat["offload"] and lat["interrupt"] and lat["rmpp"] and lat["offload"]["value"]:
+        o = lat["offload"]["value"]
+        ratio = (f"; interrupt/offload {lat['interrupt']['value'] / o:.2f}x (paper 2.8x), "
+                 f"RMPP/offload {lat['rmpp']['value'] / o:.2f}x (paper 3.9x)")
+    out.append(("0-byte Portals latency: NIC processing < interrupt processing < RMPP "
+                "(paper 17 < 48 < 66 us)", v + ratio))
+    if all(bw[k] for k in keys):
+        same = _order(bw["offload"], bw["interrupt"]) == 0 or \
+            abs(bw["offload"]["value"] - bw["interrupt"]["value"]) <= 0.15 * max(
+                bw["offload"]["value"], bw["interrupt"]["value"])
+        above = all(_order(bw[k], bw["rmpp"]) == 1 for k in ("offload", "interrupt"))
+        above_med = all(bw[k]["value"] > bw["rmpp"]["value"] for k in ("offload", "interrupt"))
+        v = ("reproduced" + _single(bw.values()) if same and above else
+             "inconclusive (same order by median, but the spreads overlap)" if same and above_med else
+             "not reproduced")
+        v += (f"; offload/RMPP {bw['offload']['value'] / bw['rmpp']['value']:.2f}x "
+              f"(paper 2.4x), interrupt/offload {bw['interrupt']['value'] / bw['offload']['value']:.2f}x "
+              "(paper 1.0x)")
+    else:
+        v = "not measured (a stack is missing from this run)"
+    out.append(("Peak Portals bandwidth: NIC and interrupt processing equal (one NIC data path), "
+                "RMPP lower (paper 161 / 161 / 68 MB/s)", v))
+    out.append(("MPI latency (1 B) keeps the Portals order: NIC < interrupt < RMPP",
+                _verdict_lower(mlat, keys)))
+    if all(pww[k] for k in keys):
+        hi = [_order(pww["offload"], pww[k]) for k in ("interrupt", "rmpp")]
+        med = all(pww["offload"]["value"] > pww[k]["value"] for k in ("interrupt", "rmpp"))
+        v = "reproduced" + _single(pww.values()) if hi == [1, 1] else (
+            "inconclusive (same order by median, but the spreads overlap)" if med else "not reproduced")
+        v += f"; offload {pww['offload']['value']:.3g} %, goal >= 95 % at full bandwidth"
+    else:
+        v = "not measured (COMB 100 KB PWW missing for a stack)"
+    out.append(("COMB PWW, 100 KB: NIC processing leaves the host the most CPU (application "
+                "bypass); interrupt and RMPP processing show host overhead", v))
+    return table, out
+
+
+HEADER = ["paper stack", "p3stack Portals stack", "paper latency", "ptlbench put 0 B",
+          "paper bandwidth", "ptlbench peak bw", "p3stack MPI stack", "osu_latency 1 B",
+          "COMB PWW availability 100 KB (longest interval)"]
+INTRO = ("The three stacks of Sandia's \"A performance comparison of Myrinet protocol stacks\": "
+         "the paper's figures (Myrinet hardware, 2004) beside this run's (the emulated NIC mcpd over "
+         "rmpp/UDP on loopback, and nal/rmpp; two cores shared by both ranks and the NICs). Absolute "
+         "figures are not comparable; the findings are about order and shape. A finding whose "
+         "figures' spreads overlap is 'inconclusive'. Figures 4-15 show every stack.")
+
+
+def markdown(rows):
+    table, out = findings(rows)
+    md = ["", "## Paper reproduction", "", INTRO, "",
+          "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    md += ["| " + " | ".join(r) + " |" for r in table]
+    md += ["", "| finding of the paper | here |", "|---|---|"]
+    md += [f"| {a} | {b} |" for a, b in out]
+    return md
+
+
+def html_section(rows):
+    table, out = findings(rows)
+    h = ["<h2>Paper reproduction</h2>", "<p>" + html.escape(INTRO) + "</p>",
+         "<div class='wide'><table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in HEADER) + "</tr>"]
+    for r in table:
+        h.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>")
+    h.append("</table></div><table><tr><th>finding of the paper</th><th>here</th></tr>")
+    for a, b in out:
+        h.append(f"<tr><td>{html.escape(a)}</td><td>{html.escape(b)}</td></tr>")
+    h.append("</table>")
+    return h
+
+
+def as_json(rows):
+    table, out = findings(rows)
+    return {"stacks": [dict(zip(HEADER, r)) for r in table],
+            "findings": [{"finding": a, "verdict": b} for a, b in out]}
