@@ -95,6 +95,8 @@ struct rmpp_link_ops {
 	/* Send n frames; returns how many were accepted (>= 0) or -errno. */
 	int (*send)(struct rmpp_link *l, const struct rmpp_txframe *frames, int n);
 	void (*close)(struct rmpp_link *l);
+	/* How the link runs ("xdp native copy queue 0"); NULL: the name. */
+	const char *(*desc)(struct rmpp_link *l);
 };
 
 struct rmpp_link {
@@ -115,6 +117,9 @@ struct rmpp_link {
 
 extern const struct rmpp_link_ops rmpp_link_udp_ops;
 extern const struct rmpp_link_ops rmpp_link_ether_ops;
+#ifdef RMPP_HAVE_XDP
+extern const struct rmpp_link_ops rmpp_link_xdp_ops;
+#endif
 
 /* ---- fault shim ------------------------------------------------------------- */
 
