@@ -30,6 +30,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ETH_HDR 14
@@ -126,6 +127,24 @@ static void socket_failed(struct rmpp_link *l, const char *call, int err)
 	rmpp_log(l->ep, RMPP_LOG_ERR, NULL, "xdp: %s failed: %s%s", call, strerror(-err), what);
 }
 
+/* The kernel frees a closed socket's hold on its queue a little later (a
+ * deferred work item): a socket closed just before (an NI closed and opened
+ * again) makes the bind fail with EBUSY for a moment.  Retried for up to
+ * 1 s; a queue really held by a live endpoint fails after that. */
+static int bind_socket(struct xdp_priv *p, const struct xsk_socket_config *sc)
+{
+	int rc = -EBUSY;
+	for (int ms = 0; ms < 1000 && rc == -EBUSY; ms += 2) {
+		rc = xsk_socket__create(&p->xsk, p->x.ifname, p->x.queue, p->umem, &p->rx, &p->tx,
+					sc);
+		if (rc == -EBUSY) {
+			struct timespec d = {0, 2000000};
+			nanosleep(&d, NULL);
+		}
+	}
+	return rc;
+}
+
 /* UMEM and socket, zero-copy if the driver takes it, else copy mode. */
 static int open_socket(struct rmpp_link *l, struct xdp_priv *p, bool copy_only)
 {
@@ -148,8 +167,7 @@ static int open_socket(struct rmpp_link *l, struct xdp_priv *p, bool copy_only)
 			return rc;
 		}
 		sc.bind_flags = XDP_USE_NEED_WAKEUP | (zc ? XDP_ZEROCOPY : XDP_COPY);
-		rc = xsk_socket__create(&p->xsk, p->x.ifname, p->x.queue, p->umem, &p->rx, &p->tx,
-					&sc);
+		rc = bind_socket(p, &sc);
 		if (rc == 0) {
 			p->zerocopy = zc;
 			return 0;

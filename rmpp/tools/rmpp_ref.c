@@ -15,6 +15,8 @@
  * run the rmpp ping-pong over raw Ethernet between two processes that may
  * live in different network namespaces (veth pair); needs CAP_NET_RAW.
  *   rmpp-ref xdp-echo / xdp-pingpong: the same over the AF_XDP link (root).
+ *   rmpp-ref xdp-probe IFNAME: open and close an AF_XDP endpoint, print how
+ *   the link runs (exit 1, with the link's message, if it cannot).
  * Output: one line per
  * size, "size  latency_us" (half round trip) or "size  MB/s".
  *
@@ -325,6 +327,21 @@ static void rmpp_run(int stream)
 	free(sbuf);
 }
 
+static int xdp_probe(const char *ifname)
+{
+	struct rmpp_ep *ep;
+	struct rmpp_ep_attr a = {.link = RMPP_LINK_XDP, .ifname = ifname, .ep_id = 1};
+	int rc = rmpp_ep_create(&a, &ep);
+	if (rc) {
+		fprintf(stderr, "xdp-probe: rmpp_ep_create on %s: %s\n", ifname, strerror(-rc));
+		return 1;
+	}
+	char d[64];
+	printf("%s on %s, mtu %zu\n", rmpp_ep_link_desc(ep, d, sizeof(d)), ifname, rmpp_ep_mtu(ep));
+	rmpp_ep_destroy(ep);
+	return 0;
+}
+
 /* Two-process raw Ethernet ping-pong (no fork: each side may sit in its
  * own network namespace). */
 static int ether_main(int echo, int argc, char **argv)
@@ -480,6 +497,8 @@ int main(int argc, char **argv)
 	const char *mode = argv[1];
 	if (!strncmp(mode, "xdp-", 4))
 		ether_link = RMPP_LINK_XDP;
+	if (!strcmp(mode, "xdp-probe"))
+		return argc < 3 ? 2 : xdp_probe(argv[2]);
 	int ether_echo = !strcmp(mode, "ether-echo") || !strcmp(mode, "xdp-echo"),
 	    ether_ping = !strcmp(mode, "ether-pingpong") || !strcmp(mode, "xdp-pingpong");
 	int npos = ether_echo ? 2 : ether_ping ? 3 : 0;
