@@ -127,25 +127,33 @@ static void socket_failed(struct rmpp_link *l, const char *call, int err)
 	rmpp_log(l->ep, RMPP_LOG_ERR, NULL, "xdp: %s failed: %s%s", call, strerror(-err), what);
 }
 
-/* The kernel frees a closed socket's hold on its queue a little later (a
- * deferred work item): a socket closed just before (an NI closed and opened
- * again) makes the bind fail with EBUSY for a moment.  Retried for up to
- * 1 s; a queue really held by a live endpoint fails after that. */
-static int bind_socket(struct xdp_priv *p, const struct xsk_socket_config *sc)
+/* One UMEM and socket bound with `bind_flags`; on failure both are gone. */
+static int try_bind(struct xdp_priv *p, const struct xsk_umem_config *uc,
+		    struct xsk_socket_config *sc, uint16_t bind_flags, const char **call)
 {
-	int rc = -EBUSY;
-	for (int ms = 0; ms < 1000 && rc == -EBUSY; ms += 2) {
-		rc = xsk_socket__create(&p->xsk, p->x.ifname, p->x.queue, p->umem, &p->rx, &p->tx,
-					sc);
-		if (rc == -EBUSY) {
-			struct timespec d = {0, 2000000};
-			nanosleep(&d, NULL);
-		}
+	*call = "xsk_umem__create";
+	int rc = xsk_umem__create(&p->umem, p->area, p->area_len, &p->fq, &p->cq, uc);
+	if (rc) {
+		p->umem = NULL;
+		return rc;
+	}
+	*call = "xsk_socket__create";
+	sc->bind_flags = bind_flags;
+	rc = xsk_socket__create(&p->xsk, p->x.ifname, p->x.queue, p->umem, &p->rx, &p->tx, sc);
+	if (rc) {
+		p->xsk = NULL;
+		xsk_umem__delete(p->umem);
+		p->umem = NULL;
 	}
 	return rc;
 }
 
-/* UMEM and socket, zero-copy if the driver takes it, else copy mode. */
+/* UMEM and socket, zero-copy if the driver takes it, else copy mode.  The
+ * kernel frees a closed socket's hold on its queue later (deferred work; on
+ * a loaded machine more than a second after a process was killed): EBUSY is
+ * retried for up to 3 s, so an NI closed and opened again, or an endpoint
+ * restarted after a crash, gets the queue; a queue held by a live endpoint
+ * fails after that. */
 static int open_socket(struct rmpp_link *l, struct xdp_priv *p, bool copy_only)
 {
 	struct xsk_umem_config uc = {.fill_size = p->rx_frames,
@@ -158,30 +166,31 @@ static int open_socket(struct rmpp_link *l, struct xdp_priv *p, bool copy_only)
 				       .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
 				       .xdp_flags = 0,
 				       .bind_flags = 0};
-	int rc = 0;
-	for (int zc = copy_only ? 0 : 1; zc >= 0; zc--) {
-		rc = xsk_umem__create(&p->umem, p->area, p->area_len, &p->fq, &p->cq, &uc);
-		if (rc) {
-			p->umem = NULL;
-			socket_failed(l, "xsk_umem__create", rc);
-			return rc;
-		}
-		sc.bind_flags = XDP_USE_NEED_WAKEUP | (zc ? XDP_ZEROCOPY : XDP_COPY);
-		rc = bind_socket(p, &sc);
+	bool zc = !copy_only;
+	const char *call = "";
+	uint64_t t0 = rmpp_now_us();
+	for (;;) {
+		int rc = try_bind(p, &uc, &sc, XDP_USE_NEED_WAKEUP | (zc ? XDP_ZEROCOPY : XDP_COPY),
+				  &call);
 		if (rc == 0) {
 			p->zerocopy = zc;
 			return 0;
 		}
-		p->xsk = NULL;
-		xsk_umem__delete(p->umem);
-		p->umem = NULL;
-		if (zc)
+		if (rc == -EBUSY && rmpp_now_us() - t0 < 3000000) {
+			struct timespec d = {0, 5000000};
+			nanosleep(&d, NULL);
+			continue;
+		}
+		if (zc && rc != -EBUSY && rc != -EPERM && rc != -EACCES) {
 			rmpp_log(l->ep, RMPP_LOG_INFO, NULL,
 				 "xdp: zero-copy bind on %s refused (%s): copy mode", p->x.ifname,
 				 strerror(-rc));
+			zc = false;
+			continue;
+		}
+		socket_failed(l, call, rc);
+		return rc;
 	}
-	socket_failed(l, "xsk_socket__create", rc);
-	return rc;
 }
 
 /* Every receive frame to the fill ring; the transmit frames to the stack. */
