@@ -108,12 +108,21 @@ wait_file() {
 capture_start() {
 	_cns="$TAG-h$1" _cif=eth0
 	[ "${WIRE_NAL:-ether}" = xdp ] && { _cns="$TAG-sw"; _cif="sp$1"; }
-	# -B: a 32 MiB kernel buffer, so that bursts on 2 busy cores are kept
-	ip netns exec "$_cns" tcpdump -Z root -i "$_cif" -U -B 32768 -s 2048 -w "$2" \
+	# -B: a 32 MiB kernel buffer, so that bursts on 2 busy cores are kept;
+	# --immediate-mode: frames reach the file as they come (without it a
+	# short exchange, e.g. the ~100 frames of case tail, could sit in a ring
+	# block that had not timed out when capture_stop interrupted tcpdump, and
+	# the capture was empty: seen in an ASan run of xdp-faults.sh)
+	ip netns exec "$_cns" tcpdump -Z root -i "$_cif" -U --immediate-mode -B 32768 -s 2048 -w "$2" \
 		'ether proto 0x88b5 or udp' >"$2.log" 2>&1 &
 	CAPPID=$!
 	PIDS="$PIDS $CAPPID"
 	wait_file "$2" 5 || { echo "FAIL: tcpdump did not start"; cat "$2.log"; exit 1; }
+	# capturing once it says "listening on"; at most 5 s
+	_cw=0
+	while ! grep -q "listening on" "$2.log" 2>/dev/null && [ $_cw -lt 100 ]; do
+		sleep 0.05; _cw=$((_cw + 1))
+	done
 	sleep 0.3
 }
 capture_stop() {
