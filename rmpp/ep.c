@@ -596,6 +596,8 @@ int rmpp_peer_forget(struct rmpp_ep *ep, const struct rmpp_addr *peer)
 void rmpp_counters_get(struct rmpp_ep *ep, struct rmpp_counters *out)
 {
 	pthread_mutex_lock(&ep->lock);
+	if (ep->link.ops && ep->link.ops->stats && ep->link.priv)
+		ep->link.ops->stats(&ep->link, &ep->ctr); /* the kernel's counts */
 	*out = ep->ctr;
 	pthread_mutex_unlock(&ep->lock);
 }

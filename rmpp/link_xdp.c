@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ETH_HDR 14
+#define ETH_HDR        14
 #define XDP_FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE
 /* Room the kernel leaves in front of a received frame (copy mode). */
 #define XDP_RX_HEADROOM 256
@@ -67,7 +67,7 @@ struct xdp_priv {
 };
 
 static int iface_info(struct rmpp_link *l, const char *ifname, int *ifindex, size_t *mtu,
-		      uint8_t mac[6])
+                      uint8_t mac[6])
 {
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
@@ -78,7 +78,7 @@ static int iface_info(struct rmpp_link *l, const char *ifname, int *ifindex, siz
 	int rc = 0;
 	if (ioctl(s, SIOCGIFINDEX, &ifr) != 0) {
 		rmpp_log(l->ep, RMPP_LOG_ERR, NULL, "xdp: interface %s: %s", ifname,
-			 strerror(errno));
+		         strerror(errno));
 		rc = -ENODEV;
 	} else {
 		*ifindex = ifr.ifr_ifindex;
@@ -129,7 +129,7 @@ static void socket_failed(struct rmpp_link *l, const char *call, int err)
 
 /* One UMEM and socket bound with `bind_flags`; on failure both are gone. */
 static int try_bind(struct xdp_priv *p, const struct xsk_umem_config *uc,
-		    struct xsk_socket_config *sc, uint16_t bind_flags, const char **call)
+                    struct xsk_socket_config *sc, uint16_t bind_flags, const char **call)
 {
 	*call = "xsk_umem__create";
 	int rc = xsk_umem__create(&p->umem, p->area, p->area_len, &p->fq, &p->cq, uc);
@@ -157,21 +157,21 @@ static int try_bind(struct xdp_priv *p, const struct xsk_umem_config *uc,
 static int open_socket(struct rmpp_link *l, struct xdp_priv *p, bool copy_only)
 {
 	struct xsk_umem_config uc = {.fill_size = p->rx_frames,
-				     .comp_size = p->tx_frames,
-				     .frame_size = XDP_FRAME_SIZE,
-				     .frame_headroom = 0,
-				     .flags = 0};
+	                             .comp_size = p->tx_frames,
+	                             .frame_size = XDP_FRAME_SIZE,
+	                             .frame_headroom = 0,
+	                             .flags = 0};
 	struct xsk_socket_config sc = {.rx_size = p->rx_frames,
-				       .tx_size = p->tx_frames,
-				       .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-				       .xdp_flags = 0,
-				       .bind_flags = 0};
+	                               .tx_size = p->tx_frames,
+	                               .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+	                               .xdp_flags = 0,
+	                               .bind_flags = 0};
 	bool zc = !copy_only;
 	const char *call = "";
 	uint64_t t0 = rmpp_now_us();
 	for (;;) {
 		int rc = try_bind(p, &uc, &sc, XDP_USE_NEED_WAKEUP | (zc ? XDP_ZEROCOPY : XDP_COPY),
-				  &call);
+		                  &call);
 		if (rc == 0) {
 			p->zerocopy = zc;
 			return 0;
@@ -183,8 +183,8 @@ static int open_socket(struct rmpp_link *l, struct xdp_priv *p, bool copy_only)
 		}
 		if (zc && rc != -EBUSY && rc != -EPERM && rc != -EACCES) {
 			rmpp_log(l->ep, RMPP_LOG_INFO, NULL,
-				 "xdp: zero-copy bind on %s refused (%s): copy mode", p->x.ifname,
-				 strerror(-rc));
+			         "xdp: zero-copy bind on %s refused (%s): copy mode", p->x.ifname,
+			         strerror(-rc));
 			zc = false;
 			continue;
 		}
@@ -217,20 +217,20 @@ static void set_busy_poll(struct rmpp_link *l, struct xdp_priv *p, const struct 
 	    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof(us)) != 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget)) != 0) {
 		rmpp_log(l->ep, RMPP_LOG_WARN, NULL, "xdp: socket busy poll: %s (off)",
-			 strerror(errno));
+		         strerror(errno));
 		return;
 	}
 	p->busy_poll = (unsigned)us;
 }
 
 static int xdp_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
-		    const struct rmpp_config *cfg)
+                    const struct rmpp_config *cfg)
 {
 	if (!attr->ifname || !*attr->ifname || strlen(attr->ifname) >= IF_NAMESIZE)
 		return -EINVAL;
 	if (attr->ethertype && attr->ethertype != RMPP_ETHERTYPE) {
 		rmpp_log(l->ep, RMPP_LOG_ERR, NULL,
-			 "xdp: the XDP program steers EtherType 0x%04x only", RMPP_ETHERTYPE);
+		         "xdp: the XDP program steers EtherType 0x%04x only", RMPP_ETHERTYPE);
 		return -EINVAL;
 	}
 	struct xdp_priv *p = calloc(1, sizeof(*p));
@@ -250,8 +250,8 @@ static int xdp_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
 		frames <<= 1; /* ring sizes are powers of two */
 	p->rx_frames = p->tx_frames = frames / 2;
 	p->area_len = (size_t)frames * XDP_FRAME_SIZE;
-	p->area = mmap(NULL, p->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0);
+	p->area =
+	    mmap(NULL, p->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	p->rx_addr = calloc(p->rx_frames, sizeof(*p->rx_addr));
 	p->tx_free = calloc(p->tx_frames, sizeof(*p->tx_free));
 	if (p->area == MAP_FAILED || !p->rx_addr || !p->tx_free) {
@@ -279,16 +279,16 @@ static int xdp_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
 	if (mtu > cfg->mtu)
 		mtu = cfg->mtu;
 	snprintf(p->desc, sizeof(p->desc), "xdp %s %s queue %u%s",
-		 p->x.mode == XDP_MODE_NATIVE ? "native" : "generic",
-		 p->zerocopy ? "zero-copy" : "copy", p->x.queue, p->busy_poll ? " busy-poll" : "");
+	         p->x.mode == XDP_MODE_NATIVE ? "native" : "generic",
+	         p->zerocopy ? "zero-copy" : "copy", p->x.queue, p->busy_poll ? " busy-poll" : "");
 	l->ep->ctr.xdp_mode = p->x.mode != XDP_MODE_NATIVE ? 1 : p->zerocopy ? 3 : 2;
 	l->fd = xsk_socket__fd(p->xsk);
 	l->mtu = mtu;
 	l->priv = p;
 	l->require_crc = 1;
 	rmpp_addr_ether(&l->self, mac, attr->ep_id);
-	rmpp_log(l->ep, RMPP_LOG_INFO, NULL, "xdp: %s on %s, %u UMEM frames", p->desc,
-		 p->x.ifname, frames);
+	rmpp_log(l->ep, RMPP_LOG_INFO, NULL, "xdp: %s on %s, %u UMEM frames", p->desc, p->x.ifname,
+	         frames);
 	return 0;
 fail:
 	xdp_free(p);
@@ -357,7 +357,7 @@ static void reclaim_tx(struct xdp_priv *p)
 	unsigned n = xsk_ring_cons__peek(&p->cq, p->tx_frames, &idx);
 	for (unsigned i = 0; i < n; i++)
 		p->tx_free[p->tx_nfree++] =
-			xsk_umem__extract_addr(*xsk_ring_cons__comp_addr(&p->cq, idx + i));
+		    xsk_umem__extract_addr(*xsk_ring_cons__comp_addr(&p->cq, idx + i));
 	if (n)
 		xsk_ring_cons__release(&p->cq, n);
 }
@@ -428,13 +428,24 @@ static const char *xdp_desc(struct rmpp_link *l)
 	return p ? p->desc : "xdp";
 }
 
+static void xdp_stats(struct rmpp_link *l, struct rmpp_counters *ctr)
+{
+	struct xdp_priv *p = l->priv;
+	struct xdp_statistics st;
+	socklen_t len = sizeof(st);
+	memset(&st, 0, sizeof(st));
+	if (getsockopt(xsk_socket__fd(p->xsk), SOL_XDP, XDP_STATISTICS, &st, &len) == 0)
+		ctr->xdp_rx_dropped = st.rx_dropped + st.rx_ring_full;
+}
+
 const struct rmpp_link_ops rmpp_link_xdp_ops = {
-	.size = sizeof(struct rmpp_link_ops),
-	.name = "xdp",
-	.open = xdp_open,
-	.recv = xdp_recv,
-	.release = xdp_release,
-	.send = xdp_send,
-	.close = xdp_close,
-	.desc = xdp_desc,
+    .size = sizeof(struct rmpp_link_ops),
+    .name = "xdp",
+    .open = xdp_open,
+    .recv = xdp_recv,
+    .release = xdp_release,
+    .send = xdp_send,
+    .close = xdp_close,
+    .desc = xdp_desc,
+    .stats = xdp_stats,
 };

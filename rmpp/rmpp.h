@@ -214,7 +214,8 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(xdp_mode, "xdp: how the link runs (constant): 1 generic copy, 2 native copy, 3 native zero-copy") \
 	X(xdp_tx_kicks, "xdp: sendto() calls that made the kernel transmit the TX ring")          \
 	X(xdp_rx_kicks, "xdp: recvfrom() calls (fill-ring wakeups and busy-poll kicks)")          \
-	X(xdp_tx_full, "xdp: frames not sent at once (no free UMEM frame or TX slot, driver busy)")
+	X(xdp_tx_full, "xdp: frames not sent at once (no free UMEM frame or TX slot, driver busy)") \
+	X(xdp_rx_dropped, "xdp: frames the kernel dropped for this socket (RX ring full, no fill frame; XDP_STATISTICS)")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;

@@ -97,6 +97,8 @@ struct rmpp_link_ops {
 	void (*close)(struct rmpp_link *l);
 	/* How the link runs ("xdp native copy queue 0"); NULL: the name. */
 	const char *(*desc)(struct rmpp_link *l);
+	/* Refresh counters the kernel keeps (xdp: XDP_STATISTICS); NULL: none. */
+	void (*stats)(struct rmpp_link *l, struct rmpp_counters *ctr);
 };
 
 struct rmpp_link {

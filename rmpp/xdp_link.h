@@ -27,7 +27,7 @@ struct xdp_state {
 int rmpp_xdp_prog_attach(struct rmpp_link *l, struct xdp_state *x, bool skb_only);
 /* Steer x->queue's rmpp frames for ep_id to xsk. */
 int rmpp_xdp_prog_register(struct rmpp_link *l, struct xdp_state *x, struct xsk_socket *xsk,
-			   uint16_t ep_id);
+                           uint16_t ep_id);
 /* Unregister, detach and close (idempotent). */
 void rmpp_xdp_prog_detach(struct xdp_state *x);
 

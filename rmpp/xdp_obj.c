@@ -9,12 +9,12 @@
 #endif
 
 __asm__(".pushsection .rodata.rmpp_xdp_obj,\"a\",@progbits\n"
-	".balign 8\n"
-	".globl rmpp_xdp_obj\n"
-	".hidden rmpp_xdp_obj\n"
-	"rmpp_xdp_obj:\n"
-	".incbin \"" RMPP_XDP_OBJ_PATH "\"\n"
-	".globl rmpp_xdp_obj_end\n"
-	".hidden rmpp_xdp_obj_end\n"
-	"rmpp_xdp_obj_end:\n"
-	".popsection\n");
+        ".balign 8\n"
+        ".globl rmpp_xdp_obj\n"
+        ".hidden rmpp_xdp_obj\n"
+        "rmpp_xdp_obj:\n"
+        ".incbin \"" RMPP_XDP_OBJ_PATH "\"\n"
+        ".globl rmpp_xdp_obj_end\n"
+        ".hidden rmpp_xdp_obj_end\n"
+        "rmpp_xdp_obj_end:\n"
+        ".popsection\n");

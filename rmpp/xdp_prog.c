@@ -21,8 +21,8 @@
 #include <xdp/libxdp.h>
 
 #define XDP_PROG_NAME "rmpp_xdp_steer"
-#define XDP_MAP_XSKS "rmpp_xsks"
-#define XDP_MAP_EPS "rmpp_ep_ids"
+#define XDP_MAP_XSKS  "rmpp_xsks"
+#define XDP_MAP_EPS   "rmpp_ep_ids"
 
 /* The object file, embedded by xdp_obj.c. */
 extern const unsigned char rmpp_xdp_obj[];
@@ -117,7 +117,7 @@ static void detach_stale(struct rmpp_link *l, struct xdp_state *x)
 		struct xdp_program *main = xdp_multiprog__main_prog(mp);
 		if (main && is_stale(main, x->queue)) {
 			rmpp_log(l->ep, RMPP_LOG_INFO, NULL,
-				 "xdp: removing a stale rmpp program from ifindex %d", x->ifindex);
+			         "xdp: removing a stale rmpp program from ifindex %d", x->ifindex);
 			xdp_multiprog__detach(mp);
 		}
 		xdp_multiprog__close(mp);
@@ -131,7 +131,7 @@ static void detach_stale(struct rmpp_link *l, struct xdp_state *x)
 			stale[n++] = p;
 	for (unsigned i = 0; i < n; i++) {
 		rmpp_log(l->ep, RMPP_LOG_INFO, NULL,
-			 "xdp: removing a stale rmpp program from ifindex %d", x->ifindex);
+		         "xdp: removing a stale rmpp program from ifindex %d", x->ifindex);
 		xdp_program__detach(stale[i], x->ifindex, mode, 0);
 	}
 	xdp_multiprog__close(mp);
@@ -149,23 +149,22 @@ static void attach_failed(struct rmpp_link *l, const struct xdp_state *x, int er
 		what = "the kernel or driver does not run XDP here (kernel >= 5.9 with "
 		       "CONFIG_XDP_SOCKETS and CONFIG_BPF_SYSCALL needed): use --nal ether";
 	rmpp_log(l->ep, RMPP_LOG_ERR, NULL,
-		 "xdp: xdp_program__attach on %s (ifindex %d, native and generic mode) failed: "
-		 "%s; %s",
-		 x->ifname, x->ifindex, msg, what);
+	         "xdp: xdp_program__attach on %s (ifindex %d, native and generic mode) failed: "
+	         "%s; %s",
+	         x->ifname, x->ifindex, msg, what);
 }
 
 int rmpp_xdp_prog_attach(struct rmpp_link *l, struct xdp_state *x, bool skb_only)
 {
 	quiet_libs(l->ep->log_level);
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "rmpp_xdp");
-	x->obj = bpf_object__open_mem(rmpp_xdp_obj, (size_t)(rmpp_xdp_obj_end - rmpp_xdp_obj),
-				      &oo);
+	x->obj = bpf_object__open_mem(rmpp_xdp_obj, (size_t)(rmpp_xdp_obj_end - rmpp_xdp_obj), &oo);
 	long err = libbpf_get_error(x->obj);
 	if (err) {
 		x->obj = NULL;
 		rmpp_log(l->ep, RMPP_LOG_ERR, NULL,
-			 "xdp: bpf_object__open_mem of the embedded XDP object failed: %s",
-			 strerror((int)-err));
+		         "xdp: bpf_object__open_mem of the embedded XDP object failed: %s",
+		         strerror((int)-err));
 		return (int)err;
 	}
 	x->prog = xdp_program__from_bpf_obj(x->obj, "xdp");
@@ -173,7 +172,7 @@ int rmpp_xdp_prog_attach(struct rmpp_link *l, struct xdp_state *x, bool skb_only
 	if (err) {
 		x->prog = NULL;
 		rmpp_log(l->ep, RMPP_LOG_ERR, NULL, "xdp: xdp_program__from_bpf_obj failed: %s",
-			 strerror((int)-err));
+		         strerror((int)-err));
 		return (int)err;
 	}
 	detach_stale(l, x);
@@ -184,8 +183,8 @@ int rmpp_xdp_prog_attach(struct rmpp_link *l, struct xdp_state *x, bool skb_only
 			x->mode = XDP_MODE_NATIVE;
 		else
 			rmpp_log(l->ep, RMPP_LOG_INFO, NULL,
-				 "xdp: native attach on %s refused (%s): trying generic mode",
-				 x->ifname, strerror(-rc));
+			         "xdp: native attach on %s refused (%s): trying generic mode",
+			         x->ifname, strerror(-rc));
 	}
 	if (rc != 0 && rc != -EPERM) {
 		rc = xdp_program__attach(x->prog, x->ifindex, XDP_MODE_SKB, 0);
@@ -201,7 +200,7 @@ int rmpp_xdp_prog_attach(struct rmpp_link *l, struct xdp_state *x, bool skb_only
 }
 
 int rmpp_xdp_prog_register(struct rmpp_link *l, struct xdp_state *x, struct xsk_socket *xsk,
-			   uint16_t ep_id)
+                           uint16_t ep_id)
 {
 	struct bpf_map *xsks = bpf_object__find_map_by_name(x->obj, XDP_MAP_XSKS);
 	struct bpf_map *eps = bpf_object__find_map_by_name(x->obj, XDP_MAP_EPS);
@@ -210,14 +209,14 @@ int rmpp_xdp_prog_register(struct rmpp_link *l, struct xdp_state *x, struct xsk_
 	int rc = xsk_socket__update_xskmap(xsk, bpf_map__fd(xsks));
 	if (rc) {
 		rmpp_log(l->ep, RMPP_LOG_ERR, NULL, "xdp: xsk_socket__update_xskmap: %s",
-			 strerror(-rc));
+		         strerror(-rc));
 		return rc;
 	}
 	uint32_t key = x->queue, val = (uint32_t)ep_id + 1;
 	if (bpf_map_update_elem(bpf_map__fd(eps), &key, &val, BPF_ANY) != 0) {
 		rc = -errno;
 		rmpp_log(l->ep, RMPP_LOG_ERR, NULL, "xdp: endpoint map update: %s",
-			 strerror(errno));
+		         strerror(errno));
 		return rc;
 	}
 	x->eps_fd = bpf_map__fd(eps);

@@ -15,7 +15,7 @@
 #include <bpf/bpf_endian.h>
 
 #define RMPP_XDP_ETHERTYPE 0x88B5
-#define RMPP_XDP_QUEUES 256
+#define RMPP_XDP_QUEUES    256
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
