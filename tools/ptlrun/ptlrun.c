@@ -894,8 +894,8 @@ static int prepare_maps(const struct ptlrun_opts *o, const struct ptlrun_nal *na
 	if (o->po_hosts || o->po_netns_tag) {
 		if (nal->pn_maps != ptlrun_maps_udp && nal->pn_maps != ptlrun_maps_ether &&
 		    nal->pn_maps != ptlrun_maps_xdp) {
-			fprintf(stderr, "ptlrun: --hosts: NAL %s reaches only one host; use udp, "
-			                "ether or xdp\n",
+			fprintf(stderr, "ptlrun: --hosts: NAL %s reaches only one host; use udp or "
+			                "ether (or xdp)\n",
 			        nal->pn_name);
 			rc = PTLRUN_EXIT_USAGE;
 			goto out;
