@@ -84,6 +84,7 @@ typedef uint32_t ptl_time_t; /**< milliseconds */
 #define PTL_IFACE_UDP ((ptl_interface_t)3)     /**< RMPP over UDP */
 #define PTL_IFACE_ETHER ((ptl_interface_t)4)   /**< RMPP over raw Ethernet */
 #define PTL_IFACE_MYRINET ((ptl_interface_t)5) /**< emulated offloading NIC */
+#define PTL_IFACE_XDP ((ptl_interface_t)6)     /**< RMPP over raw Ethernet via AF_XDP */
 #ifndef PTL_IFACE_DEFAULT
 #define PTL_IFACE_DEFAULT PTL_IFACE_AUTO
 #endif

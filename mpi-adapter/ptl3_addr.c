@@ -23,7 +23,8 @@
 
 static int nal_uses_ip(uint32_t iface)
 {
-	return iface == (uint32_t)PTL_IFACE_UDP || iface == (uint32_t)PTL_IFACE_ETHER;
+	return iface == (uint32_t)PTL_IFACE_UDP || iface == (uint32_t)PTL_IFACE_ETHER ||
+	       iface == (uint32_t)PTL_IFACE_XDP;
 }
 
 /* the pid a service names, or PTL_PID_ANY for none; -1 if not a pid */

@@ -35,6 +35,8 @@ ptl_interface_t ptl3_nal_iface(const char *name)
 		return PTL_IFACE_UDP;
 	if (!strcasecmp(name, "ether"))
 		return PTL_IFACE_ETHER;
+	if (!strcasecmp(name, "xdp"))
+		return PTL_IFACE_XDP;
 	if (!strcasecmp(name, "myrinet"))
 		return PTL_IFACE_MYRINET;
 	if (!strcasecmp(name, "lo"))
@@ -70,10 +72,11 @@ void ptl3_params_load(void)
 	get_size("eager", &ptl3_params.eager, 16384, 0);
 	/* MPICH injects (copies, completes at once) up to inject_size; a
 	 * blocking send above it waits for the Portals ACK, which the rmpp NALs
-	 * (udp, ether) hold until the receiver's next message: there, copying
+	 * (udp, ether, xdp) hold until the receiver's next message: there, copying
 	 * up to the eager limit wins (8 KiB ping-pong 10.3 -> 6.4 us); over
 	 * shmem the ACK is quick and the copy is not (0.75 -> 0.81 us). */
-	bool rmpp_nal = !strcmp(ptl3_params.nal, "udp") || !strcmp(ptl3_params.nal, "ether");
+	bool rmpp_nal = !strcmp(ptl3_params.nal, "udp") || !strcmp(ptl3_params.nal, "ether") ||
+			!strcmp(ptl3_params.nal, "xdp");
 	get_size("inject_size", &ptl3_params.inject_size, rmpp_nal ? ptl3_params.eager : 4096, 0);
 	get_size("ebuf_size", &ptl3_params.ebuf_size, 262144, 4096);
 	if (ptl3_params.ebuf_size < ptl3_params.eager * 2)
@@ -102,7 +105,8 @@ struct fi_provider *fi_prov_ini(void);
 FI_EXT_INI
 {
 	fi_param_define(&ptl3_prov, "nal", FI_PARAM_STRING,
-			"Portals NAL to open: shmem, udp, ether, myrinet, lo or auto (default: shmem)");
+			"Portals NAL to open: shmem, udp, ether, xdp, myrinet, lo or auto (default: "
+			"shmem)");
 	fi_param_define(&ptl3_prov, "progress", FI_PARAM_STRING,
 			"Portals progress mode, app, thread or (myrinet) interrupt "
 			"(sets PTL_PROGRESS; default: the library's)");
@@ -112,7 +116,7 @@ FI_EXT_INI
 			"largest message deposited into unexpected buffers; larger ones are pulled (default: 16384)");
 	fi_param_define(&ptl3_prov, "inject_size", FI_PARAM_INT,
 			"largest send copied and completed at once (tx_attr inject_size; default: "
-			"the eager limit over udp and ether, 4096 otherwise)");
+			"the eager limit over udp, ether and xdp, 4096 otherwise)");
 	fi_param_define(&ptl3_prov, "ebuf_size", FI_PARAM_INT,
 			"bytes per unexpected-message buffer (default: 262144)");
 	fi_param_define(&ptl3_prov, "ebuf_count", FI_PARAM_INT,

@@ -15,6 +15,7 @@ extern const struct p3_nal_ops p3_nal_shmem_ops P3_WEAK_NAL;
 extern const struct p3_nal_ops p3_nal_udp_ops P3_WEAK_NAL;
 extern const struct p3_nal_ops p3_nal_ether_ops P3_WEAK_NAL;
 extern const struct p3_nal_ops p3_nal_myrinet_ops P3_WEAK_NAL;
+extern const struct p3_nal_ops p3_nal_xdp_ops P3_WEAK_NAL;
 
 static const struct p3_nal_ops *p3_nal_table(unsigned int i)
 {
@@ -29,11 +30,13 @@ static const struct p3_nal_ops *p3_nal_table(unsigned int i)
 		return &p3_nal_ether_ops;
 	case 4:
 		return &p3_nal_myrinet_ops;
+	case 5:
+		return &p3_nal_xdp_ops;
 	default:
 		return NULL;
 	}
 }
-#define P3_NAL_SLOTS 5u
+#define P3_NAL_SLOTS 6u
 
 /* A table built against another nal.h is refused (size is the ABI check). */
 static const struct p3_nal_ops *p3_nal_usable(const struct p3_nal_ops *ops)

@@ -596,6 +596,8 @@ int rmpp_peer_forget(struct rmpp_ep *ep, const struct rmpp_addr *peer)
 void rmpp_counters_get(struct rmpp_ep *ep, struct rmpp_counters *out)
 {
 	pthread_mutex_lock(&ep->lock);
+	if (ep->link.ops && ep->link.ops->stats && ep->link.priv)
+		ep->link.ops->stats(&ep->link, &ep->ctr); /* the kernel's counts */
 	*out = ep->ctr;
 	pthread_mutex_unlock(&ep->lock);
 }
@@ -613,6 +615,15 @@ size_t rmpp_ep_mtu(struct rmpp_ep *ep)
 uint32_t rmpp_ep_epoch(struct rmpp_ep *ep)
 {
 	return ep->epoch;
+}
+
+const char *rmpp_ep_link_desc(struct rmpp_ep *ep, char *buf, size_t len)
+{
+	pthread_mutex_lock(&ep->lock);
+	const struct rmpp_link_ops *ops = ep->link.ops;
+	snprintf(buf, len, "%s", ops->desc ? ops->desc(&ep->link) : ops->name);
+	pthread_mutex_unlock(&ep->lock);
+	return buf;
 }
 
 /* ---- create / destroy ----------------------------------------------------------- */
@@ -678,6 +689,19 @@ int rmpp_ep_create(const struct rmpp_ep_attr *attr, struct rmpp_ep **epp)
 		ep->link.ops = &rmpp_link_udp_ops;
 	else if (attr->link == RMPP_LINK_ETHER)
 		ep->link.ops = &rmpp_link_ether_ops;
+#ifdef RMPP_HAVE_XDP
+	else if (attr->link == RMPP_LINK_XDP)
+		ep->link.ops = &rmpp_link_xdp_ops;
+#else
+	else if (attr->link == RMPP_LINK_XDP) {
+		rmpp_log(ep, RMPP_LOG_ERR, NULL,
+			 "xdp: this librmpp was built without AF_XDP (configure found no "
+			 "libxdp-dev/libbpf-dev/clang): run tools/install-deps and rebuild, or "
+			 "use ether");
+		rc = -EPROTONOSUPPORT;
+		goto fail;
+	}
+#endif
 	else {
 		rc = -EINVAL;
 		goto fail;

@@ -49,6 +49,11 @@ struct rmpp_ep;
 enum rmpp_link_type {
 	RMPP_LINK_UDP = 1,   /* UDP over IPv4 */
 	RMPP_LINK_ETHER = 2, /* raw Ethernet frames, EtherType RMPP_ETHERTYPE */
+	/* The same raw Ethernet frames through an AF_XDP socket (UMEM rings, an
+	 * XDP program steering RMPP_ETHERTYPE to it).  Only an endpoint attribute:
+	 * its addresses are RMPP_LINK_ETHER ones, so xdp and ether endpoints talk
+	 * to each other. */
+	RMPP_LINK_XDP = 3,
 };
 
 /*
@@ -130,6 +135,14 @@ const char *rmpp_addr_str(const struct rmpp_addr *addr, char *buf, size_t len);
 	  "Ethernet: TPACKET_V3 block retire timeout (ms)")                                        \
 	X(QDISC_BYPASS, qdisc_bypass, 0, 0, 1,                                                     \
 	  "Ethernet: PACKET_QDISC_BYPASS (also bypasses egress hooks/nftables)")                   \
+	X(XDP_QUEUE, xdp_queue, 0, 0, 255, "xdp: interface receive queue the AF_XDP socket binds")  \
+	X(XDP_FRAMES, xdp_frames, 4096, 256, 65536,                                                \
+	  "xdp: UMEM frames of 4 KiB (half for receive, half for transmit)")                       \
+	X(XDP_COPY, xdp_copy, 0, 0, 1, "xdp: 0 zero-copy where the driver allows, 1 copy mode only") \
+	X(XDP_SKB, xdp_skb, 0, 0, 1,                                                               \
+	  "xdp: 0 attach in native (driver) mode, generic if refused; 1 generic (skb) mode only")  \
+	X(XDP_BUSY_POLL, xdp_busy_poll, 0, 0, 1000,                                                \
+	  "xdp: SO_BUSY_POLL microseconds; >0: an empty receive ring is kicked by recvfrom while spinning") \
 	X(SEND_CLOSE, send_close, 1, 0, 1, "send CLOSE to established peers on destroy")           \
 	X(LOG, log, 1, 0, 4, "log level: 0 error, 1 warn, 2 info, 3 debug, 4 packet trace")
 
@@ -197,7 +210,12 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(tx_direct, "frames sent from a socket connected to the peer (udp SEND_SOCKETS)")         \
 	X(rx_direct, "frames whose source was a peer's connected socket, found by epoch")          \
 	X(tx_gso, "udp: datagrams sent with UDP GSO (runs of frames to one peer the kernel cuts)") \
-	X(rx_placed, "out-of-order RDATA placed in its message's buffer on arrival")
+	X(rx_placed, "out-of-order RDATA placed in its message's buffer on arrival")              \
+	X(xdp_mode, "xdp: how the link runs (constant): 1 generic copy, 2 native copy, 3 native zero-copy") \
+	X(xdp_tx_kicks, "xdp: sendto() calls that made the kernel transmit the TX ring")          \
+	X(xdp_rx_kicks, "xdp: recvfrom() calls (fill-ring wakeups and busy-poll kicks)")          \
+	X(xdp_tx_full, "xdp: frames not sent at once (no free UMEM frame or TX slot, driver busy)") \
+	X(xdp_rx_dropped, "xdp: frames the kernel dropped for this socket (RX ring full, no fill frame; XDP_STATISTICS)")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;
@@ -309,7 +327,9 @@ struct rmpp_ep_attr {
 /*
  * Create an endpoint.  Errors: -EPERM (raw Ethernet without CAP_NET_RAW, with
  * a log line saying so), -ENODEV (no such interface), -EADDRINUSE,
- * -EINVAL, -ENOMEM.
+ * -EINVAL, -ENOMEM; RMPP_LINK_XDP: -EPROTONOSUPPORT (built without AF_XDP),
+ * -EBUSY (the queue has a socket), or the -errno of the libxdp/libbpf call
+ * that failed (-EPERM without root), each logged with what to do.
  */
 int rmpp_ep_create(const struct rmpp_ep_attr *attr, struct rmpp_ep **epp);
 /* Fail every in-flight operation with -ECANCELED (upcalls run), send CLOSE
@@ -321,6 +341,9 @@ void rmpp_ep_addr(struct rmpp_ep *ep, struct rmpp_addr *out);
 /* Frame size in use towards no peer in particular (the link limit). */
 size_t rmpp_ep_mtu(struct rmpp_ep *ep);
 uint32_t rmpp_ep_epoch(struct rmpp_ep *ep);
+/* How the link runs, for headers and logs: "udp", "ether tpacket-v2",
+ * "xdp native copy queue 0", ...  Returns buf. */
+const char *rmpp_ep_link_desc(struct rmpp_ep *ep, char *buf, size_t len);
 
 /*
  * Send a message: hdr (hdr_len <= RMPP_MAX_HDR bytes, copied) followed by len

@@ -95,6 +95,10 @@ struct rmpp_link_ops {
 	/* Send n frames; returns how many were accepted (>= 0) or -errno. */
 	int (*send)(struct rmpp_link *l, const struct rmpp_txframe *frames, int n);
 	void (*close)(struct rmpp_link *l);
+	/* How the link runs ("xdp native copy queue 0"); NULL: the name. */
+	const char *(*desc)(struct rmpp_link *l);
+	/* Refresh counters the kernel keeps (xdp: XDP_STATISTICS); NULL: none. */
+	void (*stats)(struct rmpp_link *l, struct rmpp_counters *ctr);
 };
 
 struct rmpp_link {
@@ -115,6 +119,9 @@ struct rmpp_link {
 
 extern const struct rmpp_link_ops rmpp_link_udp_ops;
 extern const struct rmpp_link_ops rmpp_link_ether_ops;
+#ifdef RMPP_HAVE_XDP
+extern const struct rmpp_link_ops rmpp_link_xdp_ops;
+#endif
 
 /* ---- fault shim ------------------------------------------------------------- */
 

@@ -213,8 +213,18 @@ static int h_udp_is_myrinet(void)
 	return s && strcmp(s, "myrinet") == 0;
 }
 
+/* P3_TEST_ETHER_NAL=xdp: the ether modes run over the xdp NAL (the same
+ * frames through rmpp's AF_XDP link; tests/wire/xdp-conformance.sh). */
+static int h_ether_is_xdp(void)
+{
+	const char *s = getenv("P3_TEST_ETHER_NAL");
+	return s && strcmp(s, "xdp") == 0;
+}
+
 ptl_interface_t h_mode_iface(int mode)
 {
+	if ((mode == H_MODE_ETHER_APP || mode == H_MODE_ETHER_THREAD) && h_ether_is_xdp())
+		return PTL_IFACE_XDP;
 	if ((mode == H_MODE_UDP_APP || mode == H_MODE_UDP_THREAD) && h_udp_is_myrinet())
 		return PTL_IFACE_MYRINET;
 	switch (mode) {
@@ -229,6 +239,8 @@ ptl_interface_t h_mode_iface(int mode)
 
 const char *h_mode_nal(int mode)
 {
+	if ((mode == H_MODE_ETHER_APP || mode == H_MODE_ETHER_THREAD) && h_ether_is_xdp())
+		return "xdp";
 	if ((mode == H_MODE_UDP_APP || mode == H_MODE_UDP_THREAD) && h_udp_is_myrinet())
 		return "myrinet";
 	switch (mode) {

@@ -100,7 +100,8 @@ const char *h_evstr(int kind);
 /* udp: forked ranks with PTL_NAL=udp on 127.0.0.1 (ports from the test's
  * own pid, see h_pid_base); ether: forked ranks with PTL_NAL=ether, rank r
  * in network namespace r % 2 of P3_TEST_NETNS="ns0,ns1" (nid 10.77.0.(ns+1)),
- * only when P3_TEST_MODES names them. */
+ * only when P3_TEST_MODES names them; P3_TEST_ETHER_NAL=xdp runs these modes
+ * over the xdp NAL (PTL_IFACE_XDP). */
 enum h_mode {
 	H_MODE_LO = 0,
 	H_MODE_SHMEM_APP = 1,

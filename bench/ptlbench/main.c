@@ -6,6 +6,7 @@
 
 #include "ptlbench.h"
 #include "ptlbench-commit.h"
+#include "rmpp.h" /* RMPP_COUNTERS: the xdp NAL's status registers */
 
 #include <errno.h>
 #include <getopt.h>
@@ -272,11 +273,31 @@ static void set_date(struct pb_ctx *c)
 	strftime(c->date, sizeof(c->date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* The rmpp counter xdp_mode (status register PTL_SR_NAL_BASE + its index in
+ * RMPP_COUNTERS, nal/rmpp/init.c): how the AF_XDP link runs. */
+static const char *xdp_mode(struct pb_ctx *c)
+{
+	enum {
+#define PB_RMPP_CTR(name, help) PB_CTR_##name,
+		RMPP_COUNTERS(PB_RMPP_CTR)
+#undef PB_RMPP_CTR
+	};
+	ptl_sr_value_t v = 0;
+	if (c->ni == PTL_INVALID_HANDLE ||
+	    PtlNIStatus(c->ni, PTL_SR_NAL_BASE + PB_CTR_xdp_mode, &v) != PTL_OK)
+		return "unknown";
+	return v == 1 ? "generic copy" : v == 2 ? "native copy" : v == 3 ? "native zero-copy" : "unknown";
+}
+
 static void set_transfer(struct pb_ctx *c)
 {
 	const char *eager = getenv("P3_SHMEM_EAGER_MAX");
 	const char *cma = getenv("P3_SHMEM_CMA");
 
+	if (strcmp(c->nal, "xdp") == 0) {
+		snprintf(c->transfer, sizeof(c->transfer), "af_xdp %s", xdp_mode(c));
+		return;
+	}
 	if (strcmp(c->nal, "shmem") != 0) {
 		snprintf(c->transfer, sizeof(c->transfer), "default");
 		return;

@@ -372,7 +372,7 @@ static char udp_lat_note_buf[400] = "raw UDP ping-pong";
 
 static int udp_nal(const struct pb_ctx *c)
 {
-	return strcmp(c->nal, "udp") == 0 || strcmp(c->nal, "ether") == 0;
+	return strcmp(c->nal, "udp") == 0 || strcmp(c->nal, "ether") == 0 || strcmp(c->nal, "xdp") == 0;
 }
 
 static int udp_usable(const struct pb_ctx *c)

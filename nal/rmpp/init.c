@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * init.c - the rmpp NALs "udp" and "ether": configuration, address plan,
- * init/stop/destroy, dist(), status() and the two ops tables.
+ * init.c - the rmpp NALs "udp", "ether" and "xdp" (ether's frames through
+ * rmpp's AF_XDP link): configuration, address plan, init/stop/destroy,
+ * dist(), status() and the three ops tables.
  *
  * Runtime parameters (besides librmpp's P3_RMPP_* table):
  *   P3_RMPP_BASE_PORT  UDP port of pid 0 (default 21000): port = base + pid
- *   P3_RMPP_IFNAME     ether: interface (default "lo")
+ *   P3_RMPP_IFNAME     ether, xdp: interface (default "lo")
  *   P3_RMPP_ADDR       this node's IPv4 address when no runtime nid map is
  *                      given (default: the address of P3_RMPP_IFNAME for ether,
  *                      and for udp when P3_RMPP_IFNAME is set; else 127.0.0.1)
@@ -44,6 +45,11 @@ static int iface_ipv4(const char *ifname, ptl_nid_t *nid)
 	return 0;
 }
 
+static const char *rnal_link_name(enum rmpp_link_type link)
+{
+	return link == RMPP_LINK_UDP ? "udp" : link == RMPP_LINK_XDP ? "xdp" : "ether";
+}
+
 static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *args,
 			    struct p3_nal_info *info, void **privp, enum rmpp_link_type link)
 {
@@ -70,7 +76,7 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 			return -EINVAL;
 		}
 		nid = ntohl(in.s_addr);
-	} else if ((link == RMPP_LINK_ETHER || getenv("P3_RMPP_IFNAME")) &&
+	} else if ((link != RMPP_LINK_UDP || getenv("P3_RMPP_IFNAME")) &&
 		   iface_ipv4(rn->rn_ifname, &nid) != 0) {
 		/* udp with P3_RMPP_IFNAME (a PMI launch: one environment for every
 		 * node, the maps are exchanged after init) binds the interface's */
@@ -119,8 +125,9 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 			break;
 	}
 	if (rc) {
-		p3_lib_log(lib, 0, "rmpp: cannot open the %s endpoint (pid %u): %s",
-			   link == RMPP_LINK_UDP ? "udp" : "ether", pid, strerror(-rc));
+		p3_lib_log(lib, 0, "rmpp: cannot open the %s endpoint (pid %u): %s%s",
+			   rnal_link_name(link), pid, strerror(-rc),
+			   link == RMPP_LINK_XDP ? " (the line above says which call failed)" : "");
 		free(rn);
 		return rc;
 	}
@@ -129,8 +136,16 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 	memset(info, 0, sizeof(*info));
 	info->id = rn->rn_id;
 	info->max_msg_size = UINT32_MAX;
-	info->transfer_mode = link == RMPP_LINK_UDP ? "rmpp over UDP (eager / RTS-CTS)"
-						    : "rmpp over raw Ethernet (eager / RTS-CTS)";
+	if (link == RMPP_LINK_XDP) {
+		char d[64];
+		snprintf(rn->rn_transfer, sizeof(rn->rn_transfer), "rmpp over AF_XDP (%s)",
+			 rmpp_ep_link_desc(rn->rn_ep, d, sizeof(d)));
+		info->transfer_mode = rn->rn_transfer;
+	} else {
+		info->transfer_mode = link == RMPP_LINK_UDP
+					      ? "rmpp over UDP (eager / RTS-CTS)"
+					      : "rmpp over raw Ethernet (eager / RTS-CTS)";
+	}
 	*privp = rn;
 	return 0;
 }
@@ -145,6 +160,12 @@ static int rnal_init_ether(struct p3_lib *lib, const struct p3_nal_init_args *ar
 			   struct p3_nal_info *info, void **privp)
 {
 	return rnal_init_common(lib, args, info, privp, RMPP_LINK_ETHER);
+}
+
+static int rnal_init_xdp(struct p3_lib *lib, const struct p3_nal_init_args *args,
+			 struct p3_nal_info *info, void **privp)
+{
+	return rnal_init_common(lib, args, info, privp, RMPP_LINK_XDP);
 }
 
 static int rnal_dist(void *priv, ptl_process_id_t id, unsigned long *distance)
@@ -218,6 +239,21 @@ const struct p3_nal_ops p3_nal_ether_ops = {
 	.name = "ether",
 	.iface = PTL_IFACE_ETHER,
 	.init = rnal_init_ether,
+	.send = rnal_send,
+	.recv = rnal_recv,
+	.progress = rnal_progress,
+	.wakeup = rnal_wakeup,
+	.dist = rnal_dist,
+	.status = rnal_status,
+	.stop = rnal_stop,
+	.destroy = rnal_destroy,
+};
+
+const struct p3_nal_ops p3_nal_xdp_ops = {
+	.size = sizeof(struct p3_nal_ops),
+	.name = "xdp",
+	.iface = PTL_IFACE_XDP,
+	.init = rnal_init_xdp,
 	.send = rnal_send,
 	.recv = rnal_recv,
 	.progress = rnal_progress,

@@ -23,6 +23,7 @@ struct rnal_map {
 struct rnal {
 	struct p3_lib *rn_lib;
 	enum rmpp_link_type rn_link;
+	char rn_transfer[96]; /* xdp: the transfer mode, with how the link runs */
 	struct rmpp_ep *rn_ep;
 	ptl_process_id_t rn_id;
 	unsigned rn_base_port;
@@ -49,6 +50,7 @@ struct rnal_rx_ctx {
 /* init.c: the ops tables (found by nal/registry.c through weak symbols) */
 extern const struct p3_nal_ops p3_nal_udp_ops;
 extern const struct p3_nal_ops p3_nal_ether_ops;
+extern const struct p3_nal_ops p3_nal_xdp_ops;
 
 /* send.c */
 int rnal_addr(struct rnal *rn, ptl_process_id_t id, struct rmpp_addr *out);

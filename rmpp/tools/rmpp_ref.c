@@ -13,7 +13,11 @@
  *   rmpp-ref ether-echo IFNAME EP_ID            (run first, e.g. in netns B)
  *   rmpp-ref ether-pingpong IFNAME PEER_MAC PEER_EP_ID [-m max] [-n iters] [-b]
  * run the rmpp ping-pong over raw Ethernet between two processes that may
- * live in different network namespaces (veth pair); needs CAP_NET_RAW.  Output: one line per
+ * live in different network namespaces (veth pair); needs CAP_NET_RAW.
+ *   rmpp-ref xdp-echo / xdp-pingpong: the same over the AF_XDP link (root).
+ *   rmpp-ref xdp-probe IFNAME: open and close an AF_XDP endpoint, print how
+ *   the link runs (exit 1, with the link's message, if it cannot).
+ * Output: one line per
  * size, "size  latency_us" (half round trip) or "size  MB/s".
  *
  *   rmpp-ref crc [-m size] [-n iters]
@@ -206,12 +210,13 @@ static void r_tx_done(void *arg, void *cookie, int status, uint64_t accepted)
 }
 
 static const char *ether_if;
+static enum rmpp_link_type ether_link = RMPP_LINK_ETHER; /* or RMPP_LINK_XDP */
 
 static void r_open(struct rstate *st, size_t maxs, uint16_t ep_id)
 {
 	memset(st, 0, sizeof(*st));
 	st->rbuf = calloc(1, maxs + 1);
-	struct rmpp_ep_attr a = {.link = ether_if ? RMPP_LINK_ETHER : RMPP_LINK_UDP,
+	struct rmpp_ep_attr a = {.link = ether_if ? ether_link : RMPP_LINK_UDP,
 				 .ifname = ether_if,
 				 .udp_addr = "127.0.0.1",
 				 .ep_id = ep_id,
@@ -322,6 +327,21 @@ static void rmpp_run(int stream)
 	free(sbuf);
 }
 
+static int xdp_probe(const char *ifname)
+{
+	struct rmpp_ep *ep;
+	struct rmpp_ep_attr a = {.link = RMPP_LINK_XDP, .ifname = ifname, .ep_id = 1};
+	int rc = rmpp_ep_create(&a, &ep);
+	if (rc) {
+		fprintf(stderr, "xdp-probe: rmpp_ep_create on %s: %s\n", ifname, strerror(-rc));
+		return 1;
+	}
+	char d[64];
+	printf("%s on %s, mtu %zu\n", rmpp_ep_link_desc(ep, d, sizeof(d)), ifname, rmpp_ep_mtu(ep));
+	rmpp_ep_destroy(ep);
+	return 0;
+}
+
 /* Two-process raw Ethernet ping-pong (no fork: each side may sit in its
  * own network namespace). */
 static int ether_main(int echo, int argc, char **argv)
@@ -361,9 +381,12 @@ static int ether_main(int echo, int argc, char **argv)
 		for (int i = 0; i < 6; i++)
 			mac[i] = (uint8_t)m[i];
 		rmpp_addr_ether(&peer, mac, (uint16_t)atoi(argv[2]));
-		printf("# rmpp-ref ether-pingpong (librmpp over AF_PACKET %s, %s, mtu %zu)\n"
+		char ld[64];
+		printf("# rmpp-ref %s-pingpong (librmpp over %s on %s, %s, mtu %zu)\n"
 		       "# %-10s latency_us\n",
-		       ether_if, busy ? "busy poll" : "spin then block", rmpp_ep_mtu(st.ep), "size");
+		       ether_link == RMPP_LINK_XDP ? "xdp" : "ether",
+		       rmpp_ep_link_desc(st.ep, ld, sizeof(ld)), ether_if,
+		       busy ? "busy poll" : "spin then block", rmpp_ep_mtu(st.ep), "size");
 		for (size_t s = 1; s <= maxs; s *= 2) {
 			int n = iters_for(s);
 			struct iovec v = {sbuf, s};
@@ -472,7 +495,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *mode = argv[1];
-	int ether_echo = !strcmp(mode, "ether-echo"), ether_ping = !strcmp(mode, "ether-pingpong");
+	if (!strncmp(mode, "xdp-", 4))
+		ether_link = RMPP_LINK_XDP;
+	if (!strcmp(mode, "xdp-probe"))
+		return argc < 3 ? 2 : xdp_probe(argv[2]);
+	int ether_echo = !strcmp(mode, "ether-echo") || !strcmp(mode, "xdp-echo"),
+	    ether_ping = !strcmp(mode, "ether-pingpong") || !strcmp(mode, "xdp-pingpong");
 	int npos = ether_echo ? 2 : ether_ping ? 3 : 0;
 	if (argc < 2 + npos) {
 		fprintf(stderr, "%s: missing arguments\n", mode);

@@ -33,6 +33,6 @@ for b in ${ETHER_BINS:-check_init check_ni check_me check_match check_md check_o
 		echo "$out" | grep -E -A14 'ERROR: (Address|Leak)Sanitizer|runtime error' | head -60
 	fi
 done
-echo "ether conformance: $(( $(date +%s) - t0 )) s"
+echo "${P3_TEST_ETHER_NAL:-ether} conformance: $(( $(date +%s) - t0 )) s"
 [ $fail -eq 0 ] && echo "PASS" || echo "FAIL"
 exit $fail

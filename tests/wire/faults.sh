@@ -12,6 +12,12 @@
 # (WIREPUT_ACCEPT: MDs shorter than the messages) and raw garbage frames
 # (garbage.py, AF_PACKET, EtherType 0x88b5).
 #
+# WIRE_NAL=xdp runs the cases over the xdp NAL (rmpp's AF_XDP link; see
+# xdp-faults.sh): the XDP program takes the frames before the host's
+# nftables ingress hook and taps, so the captures are taken on the switch side
+# of the host's link (lib.sh capture_start), and the two cases that drop with
+# nftables use the shim instead: loss (drop=0.02 at both receivers) and
+# blackhole (maxlen=1000 at the target).
 # WIRE_CASES="loss burst ..." selects cases (default: all); WIRE_KEEP=1 keeps
 # the captures (the work directory is printed).  Seeds are fixed.
 # Exit 77 (with the reason) without root / ip / CAP_NET_RAW / tcpdump.
@@ -25,6 +31,7 @@ command -v nft >/dev/null 2>&1 || skip "nft not installed"
 WORK=$(mktemp -d /tmp/p3wire.XXXXXX)
 CASES=${WIRE_CASES:-"baseline loss burst tail ackloss dup reorder corrupt trunc restart death stopped flood wrap blackhole truncmd garbage"}
 N=${WIRE_N:-40}
+NAL=${WIRE_NAL:-ether}
 pass=0 fail=0 failed=""
 
 # Bed with or without the fault bridge; each case gets a fresh one.
@@ -101,7 +108,7 @@ traffic() {
 	c=$1 p=$2; shift 2
 	capture_start 0 "$WORK/$c.pcap"
 	t0=$(date +%s%N)
-	if run_pair ether "$p" "$N" 1 "$@" >"$WORK/$c.out" 2>&1; then ok "wireput: every byte, event and the checksum right ($p)"
+	if run_pair "$NAL" "$p" "$N" 1 "$@" >"$WORK/$c.out" 2>&1; then ok "wireput: every byte, event and the checksum right ($p)"
 	else bad "wireput failed ($p)"; sed 's/^/    /' "$WORK/$c.out" | grep -v 'regs' | tail -8; fi
 	ELAPSED_MS=$((($(date +%s%N) - t0) / 1000000))
 	capture_stop
@@ -122,9 +129,13 @@ case_baseline() { # no fault: no retransmission at all
 }
 case_loss() { # §4.1: 2 % random loss both ways (nftables ingress)
 	bed bridge
-	"$NETNS" loss 0 2 --tag "$TAG" --proto ether >/dev/null
-	"$NETNS" loss 1 2 --tag "$TAG" --proto ether >/dev/null
-	traffic loss app
+	if [ "$NAL" = xdp ]; then
+		traffic loss app P3_RMPP_FAULT="drop=0.02,seed=3"
+	else
+		"$NETNS" loss 0 2 --tag "$TAG" --proto ether >/dev/null
+		"$NETNS" loss 1 2 --tag "$TAG" --proto ether >/dev/null
+		traffic loss app
+	fi
 	expect "retransmissions in the capture" [ "$(retx loss)" -gt 0 ]
 	expect "fast retransmits (RACK) on the initiator" [ "$(ireg retx_fast)" -gt 0 ]
 	expect "repair delay max $(repair_max loss) ms < 200 ms (well below the RTO max)" [ "$(repair_max loss)" -lt 200 ]
@@ -190,13 +201,13 @@ case_death() { # §4.10: the target dies (SIGKILL) mid-transfer -> PEER_DEAD wit
 	bed bridge
 	capture_start 1 "$WORK/death.pcap"
 	rm -f "$WORK/ready"
-	ip netns exec "$TAG-h0" env $(job_env ether 0 app) "$WIREPUT" 400 1 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
+	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 app) "$WIREPUT" 400 1 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
 	tp=$!; PIDS="$PIDS $tp"
 	wait_file "$WORK/ready" 10 || bad "target did not start"
 	rm -f "$WORK/progress"
 	# DEAD_MIN_US 5 s instead of 30 s keeps the case short (rmpp's unit test
 	# t_dead_min checks the time bound itself); wireput waits up to 60 s
-	ip netns exec "$TAG-h1" env $(job_env ether 1 app) WIREPUT_PROGRESS_FILE="$WORK/progress" \
+	ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 app) WIREPUT_PROGRESS_FILE="$WORK/progress" \
 		P3_RMPP_DEAD_MIN_US=5000000 WIREPUT_TIMEOUT_MS=60000 "$WIREPUT" 400 1 >"$WORK/ini.out" 2>&1 &
 	ip_=$!; PIDS="$PIDS $ip_"
 	wait_file "$WORK/progress" 20 || bad "no traffic before the death"
@@ -217,19 +228,19 @@ case_restart() { # §4.9: the target restarts (new epoch) -> old ops fail, new o
 	bed bridge
 	capture_start 0 "$WORK/restart.pcap"
 	rm -f "$WORK/ready" "$WORK/progress"
-	ip netns exec "$TAG-h0" env $(job_env ether 0 app) "$WIREPUT" 400 1 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
+	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 app) "$WIREPUT" 400 1 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
 	tp=$!; PIDS="$PIDS $tp"
 	wait_file "$WORK/ready" 10 || bad "target did not start"
 	# DEAD_MIN_US 5 s instead of 30 s keeps the case short (rmpp's unit test
 	# t_dead_min checks the time bound itself); wireput waits up to 60 s
-	ip netns exec "$TAG-h1" env $(job_env ether 1 app) WIREPUT_PROGRESS_FILE="$WORK/progress" \
+	ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 app) WIREPUT_PROGRESS_FILE="$WORK/progress" \
 		P3_RMPP_DEAD_MIN_US=5000000 WIREPUT_TIMEOUT_MS=60000 "$WIREPUT" 400 1 >"$WORK/ini.out" 2>&1 &
 	ip_=$!; PIDS="$PIDS $ip_"
 	wait_file "$WORK/progress" 20 || bad "no traffic before the restart"
 	kill -9 "$tp"; wait "$tp" 2>/dev/null
 	# a new incarnation of the target (same nid/pid, new epoch), smaller job
 	rm -f "$WORK/ready"
-	ip netns exec "$TAG-h0" env $(job_env ether 0 app) "$WIREPUT" 30 2 "$WORK/ready" >"$WORK/tgt2.out" 2>&1 &
+	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 app) "$WIREPUT" 30 2 "$WORK/ready" >"$WORK/tgt2.out" 2>&1 &
 	tp2=$!; PIDS="$PIDS $tp2"
 	t0=$(date +%s)
 	w=0
@@ -240,7 +251,7 @@ case_restart() { # §4.9: the target restarts (new epoch) -> old ops fail, new o
 	expect "old initiator's operations failed with PEER_RESTARTED (3) after ${dt} s" \
 		grep -q "ni_fail_type 3" "$WORK/ini.out"
 	# a fresh initiator against the restarted target succeeds
-	timeout 60 ip netns exec "$TAG-h1" env $(job_env ether 1 app) "$WIREPUT" 30 2 >"$WORK/ini2.out" 2>&1
+	timeout 60 ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 app) "$WIREPUT" 30 2 >"$WORK/ini2.out" 2>&1
 	irc=$?
 	wait "$tp2"; trc=$?
 	capture_stop
@@ -252,10 +263,10 @@ case_stopped() { # §4.11: receiver stopped (SIGSTOP 3 s) mid-transfer -> resume
 	bed bridge
 	capture_start 0 "$WORK/stopped.pcap"
 	rm -f "$WORK/ready"
-	ip netns exec "$TAG-h0" env $(job_env ether 0 app) "$WIREPUT" 300 1 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
+	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 app) "$WIREPUT" 300 1 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
 	tp=$!; PIDS="$PIDS $tp"
 	wait_file "$WORK/ready" 10 || bad "target did not start"
-	timeout 90 ip netns exec "$TAG-h1" env $(job_env ether 1 app) "$WIREPUT" 300 1 >"$WORK/ini.out" 2>&1 &
+	timeout 90 ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 app) "$WIREPUT" 300 1 >"$WORK/ini.out" 2>&1 &
 	ip_=$!; PIDS="$PIDS $ip_"
 	sleep 1
 	# the wireput process is the child of ip netns exec (it execs: same pid)
@@ -273,13 +284,13 @@ case_garbage() { # §4.16: random frames with EtherType 0x88b5 -> dropped, count
 	bed bridge
 	capture_start 0 "$WORK/garbage.pcap"
 	rm -f "$WORK/ready"
-	ip netns exec "$TAG-h0" env $(job_env ether 0 thread) "$WIREPUT" "$N" 1 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
+	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 thread) "$WIREPUT" "$N" 1 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
 	tp=$!; PIDS="$PIDS $tp"
 	wait_file "$WORK/ready" 10 || bad "target did not start"
 	# garbage first (from host 1 to host 0's MAC), then the traffic, then more garbage
 	ip netns exec "$TAG-h1" python3 "$(dirname "$0")/garbage.py" eth0 02:70:33:00:00:01 300 11 "$PIDBASE" ||
 		bad "garbage.py failed"
-	timeout 60 ip netns exec "$TAG-h1" env $(job_env ether 1 thread) "$WIREPUT" "$N" 1 >"$WORK/ini.out" 2>&1 &
+	timeout 60 ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 thread) "$WIREPUT" "$N" 1 >"$WORK/ini.out" 2>&1 &
 	ip_=$!; PIDS="$PIDS $ip_"
 	ip netns exec "$TAG-h1" python3 "$(dirname "$0")/garbage.py" eth0 02:70:33:00:00:01 300 12 "$PIDBASE"
 	wait "$ip_"; irc=$?
@@ -340,12 +351,12 @@ case_flood() { # §4.12: small-message flood, receiver stopped 1 s -> buffering 
 	capture_start 0 "$WORK/flood.pcap"
 	rm -f "$WORK/ready" "$WORK/progress"
 	nf=20000
-	ip netns exec "$TAG-h0" env $(job_env ether 0 app) P3_RMPP_RX_MIN_CREDIT=32 P3_RMPP_RX_POOL=0 \
+	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 app) P3_RMPP_RX_MIN_CREDIT=32 P3_RMPP_RX_POOL=0 \
 		P3_RMPP_FAULT="drop=0.01,seed=9" WIREPUT_MAX=1024 "$WIREPUT" $nf 3 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
 	tp=$!; PIDS="$PIDS $tp"
 	wait_file "$WORK/ready" 10 || bad "target did not start"
 	t0=$(date +%s%N)
-	timeout 120 ip netns exec "$TAG-h1" env $(job_env ether 1 app) WIREPUT_MAX=1024 WIREPUT_WINDOW=256 \
+	timeout 120 ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 app) WIREPUT_MAX=1024 WIREPUT_WINDOW=256 \
 		WIREPUT_PROGRESS_FILE="$WORK/progress" "$WIREPUT" $nf 3 >"$WORK/ini.out" 2>&1 &
 	ip_=$!; PIDS="$PIDS $ip_"
 	wait_file "$WORK/progress" 20 || bad "no traffic before the stop"
@@ -386,9 +397,14 @@ case_wrap() { # §4.13: initial PSN 2^32 - 50 on both ranks -> both directions w
 }
 case_blackhole() { # §4.14: the target drops frames > 1000 bytes -> probes fall back, transfer completes
 	bed bridge
-	"$NETNS" blackhole 0 1000 --tag "$TAG" --proto ether >/dev/null
-	traffic blackhole app
-	nd=$(ip netns exec "$TAG-h0" nft list table netdev p3blackhole | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+	if [ "$NAL" = xdp ]; then
+		WIRE_TGT_ENV="P3_RMPP_FAULT=maxlen=1000" traffic blackhole app
+		nd=$(treg fault_drops)
+	else
+		"$NETNS" blackhole 0 1000 --tag "$TAG" --proto ether >/dev/null
+		traffic blackhole app
+		nd=$(ip netns exec "$TAG-h0" nft list table netdev p3blackhole | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+	fi
 	echo "    black hole dropped ${nd:-?} frames"
 	expect "initiator lowered its probe size (mtu_fallbacks $(ireg mtu_fallbacks))" [ "$(ireg mtu_fallbacks)" -gt 0 ]
 	expect "the clean direction kept its size (target mtu_fallbacks $(treg mtu_fallbacks))" \
@@ -396,7 +412,7 @@ case_blackhole() { # §4.14: the target drops frames > 1000 bytes -> probes fall
 	h=$(largest_of blackhole HELLO) m=$(largest_non_hello blackhole) dd=$(largest_of blackhole DATA)
 	expect "black-holed probes seen in the capture (largest HELLO ${h:-0} bytes > 1000)" [ "${h:-0}" -gt 1000 ]
 	holds "every other frame <= 1000 bytes (largest $m, DATA ${dd:-0})" '[ "${m:-9999}" -le 1000 ] && [ "${dd:-0}" -gt 0 ]'
-	expect "nftables dropped the probes (${nd:-0})" [ "${nd:-0}" -gt 0 ]
+	expect "the black hole ($([ "$NAL" = xdp ] && echo "target shim maxlen" || echo nftables)) dropped the probes (${nd:-0})" [ "${nd:-0}" -gt 0 ]
 }
 case_truncmd() { # §4.15: truncating receiver (MD shorter than the message) -> only accepted bytes sent
 	bed bridge

@@ -23,6 +23,26 @@ need_root_net() {
 	fi
 }
 
+# need_xdp: skip (77, with the reason) unless this build has the xdp link and
+# an AF_XDP endpoint opens on a namespace host's veth here (a 1-host probe bed:
+# rmpp-ref xdp-probe).  A probe failing for any other reason is a failure.
+need_xdp() {
+	[ -f "$top_builddir/rmpp/rmpp_xdp.bpf.o" ] ||
+		skip "this build has no xdp link (libxdp-dev, libbpf-dev or clang missing at configure)"
+	_pt=$(mktag q)
+	"$NETNS" create 1 --tag "$_pt" >/dev/null 2>&1 || skip "p3-netns create failed (no namespaces?)"
+	_po=$(ip netns exec "$_pt-h0" "$top_builddir/rmpp/tools/rmpp-ref" xdp-probe eth0 2>&1)
+	_prc=$?
+	"$NETNS" destroy --tag "$_pt" >/dev/null 2>&1
+	[ $_prc -eq 0 ] && return 0
+	echo "$_po"
+	case "$_po" in
+	*xdp_program__attach*|*"AF_XDP needs"*|*"no AF_XDP sockets"*|*"built without AF_XDP"*)
+		skip "XDP cannot attach here (see above)" ;;
+	esac
+	echo "FAIL: rmpp-ref xdp-probe"; exit 1
+}
+
 # Unique tag (<= 6 alphanumerics): prefix letter + 5 digits of our pid.
 mktag() { printf '%s%05d' "$1" $(($$ % 100000)); }
 
@@ -81,14 +101,28 @@ wait_file() {
 }
 
 # capture_start I FILE: tcpdump of rmpp frames (EtherType 0x88b5 or udp) on
-# host I's eth0; records the pid in PIDS and CAPPID.
+# host I's eth0; records the pid in PIDS and CAPPID.  WIRE_NAL=xdp: on the
+# switch's end of host I's link (sp I), as an AF_XDP socket's frames bypass
+# the host's own taps (the XDP program runs before them; copy-mode transmit
+# goes straight to the driver).
 capture_start() {
-	# -B: a 32 MiB kernel buffer, so that bursts on 2 busy cores are kept
-	ip netns exec "$TAG-h$1" tcpdump -Z root -i eth0 -U -B 32768 -s 2048 -w "$2" \
+	_cns="$TAG-h$1" _cif=eth0
+	[ "${WIRE_NAL:-ether}" = xdp ] && { _cns="$TAG-sw"; _cif="sp$1"; }
+	# -B: a 32 MiB kernel buffer, so that bursts on 2 busy cores are kept;
+	# --immediate-mode: frames reach the file as they come (without it a
+	# short exchange, e.g. the ~100 frames of case tail, could sit in a ring
+	# block that had not timed out when capture_stop interrupted tcpdump, and
+	# the capture was empty: seen in an ASan run of xdp-faults.sh)
+	ip netns exec "$_cns" tcpdump -Z root -i "$_cif" -U --immediate-mode -B 32768 -s 2048 -w "$2" \
 		'ether proto 0x88b5 or udp' >"$2.log" 2>&1 &
 	CAPPID=$!
 	PIDS="$PIDS $CAPPID"
 	wait_file "$2" 5 || { echo "FAIL: tcpdump did not start"; cat "$2.log"; exit 1; }
+	# capturing once it says "listening on"; at most 5 s
+	_cw=0
+	while ! grep -q "listening on" "$2.log" 2>/dev/null && [ $_cw -lt 100 ]; do
+		sleep 0.05; _cw=$((_cw + 1))
+	done
 	sleep 0.3
 }
 capture_stop() {

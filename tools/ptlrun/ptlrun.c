@@ -161,6 +161,20 @@ static int ptlrun_maps_ether(int n, const struct ptlrun_hosts *h, uint32_t *nid,
 	return ptlrun_maps_udp(n, h, nid, pid);
 }
 
+/* xdp: ether's plan; an interface queue takes one AF_XDP socket, so one
+ * rank per host. */
+static int ptlrun_maps_xdp(int n, const struct ptlrun_hosts *h, uint32_t *nid, uint32_t *pid)
+{
+	if (!h->ph_n || h->ph_n < n) {
+		fprintf(stderr, "ptlrun: --nal xdp: AF_XDP jobs run one rank per network namespace "
+		                "host (one AF_XDP socket per interface queue): add --hosts %d (needs "
+		                "root)\n",
+		        n);
+		return -1;
+	}
+	return ptlrun_maps_udp(n, h, nid, pid);
+}
+
 /* myrinet: the udp address plan (the NIC's wire is rmpp over UDP); one
  * host: ptlrun starts one NIC (nic.c). */
 static int ptlrun_maps_myrinet(int n, const struct ptlrun_hosts *h, uint32_t *nid, uint32_t *pid)
@@ -177,6 +191,7 @@ static const struct ptlrun_nal {
     {"lo", ptlrun_maps_local, NULL},
     {"udp", ptlrun_maps_udp, NULL},
     {"ether", ptlrun_maps_ether, NULL},
+    {"xdp", ptlrun_maps_xdp, NULL},
     {"myrinet", ptlrun_maps_myrinet, NULL},
 };
 
@@ -221,8 +236,9 @@ static void usage(FILE *f)
 	           "\n"
 	           "Options:\n"
 	           "  -n, --np N              number of ranks (default 1)\n"
-	           "      --nal NAME          network layer: shmem (default), lo, udp, ether\n"
-	           "                          (ether needs --hosts), myrinet (one host: ptlrun\n"
+	           "      --nal NAME          network layer: shmem (default), lo, udp, ether,\n"
+	           "                          xdp (ether and xdp need --hosts; xdp one rank per\n"
+	           "                          host), myrinet (one host: ptlrun\n"
 	           "                          starts the emulated NIC, mcpd(8), and stops it)\n"
 	           "      --progress MODE     Portals progress: app, thread (myrinet also:\n"
 	           "                          interrupt, offload); default: inherit PTL_PROGRESS\n"
@@ -233,7 +249,7 @@ static void usage(FILE *f)
 	           "                          0-3; reused cyclically); default: no pinning\n"
 	           "      --hosts H           place rank i on host i %% H: H network namespaces\n"
 	           "                          made with p3-netns for the job and removed after\n"
-	           "                          it (needs root; udp and ether)\n"
+	           "                          it (needs root; udp, ether, xdp)\n"
 	           "      --netns-tag T       use the existing p3-netns bed T (e.g. with loss\n"
 	           "                          rules) instead of making one; all its hosts\n"
 	           "                          unless --hosts says fewer\n"
@@ -289,7 +305,7 @@ static const struct ptlrun_nal *find_nal(const char *opt, const char *name)
 	for (size_t i = 0; i < sizeof(ptlrun_nals) / sizeof(ptlrun_nals[0]); i++)
 		if (strcmp(ptlrun_nals[i].pn_name, name) == 0)
 			return &ptlrun_nals[i];
-	fprintf(stderr, "ptlrun: %s: unknown NAL '%s' (known: shmem, lo, udp, ether, myrinet)\n",
+	fprintf(stderr, "ptlrun: %s: unknown NAL '%s' (known: shmem, lo, udp, ether, xdp, myrinet)\n",
 	        opt, name);
 	return NULL;
 }
@@ -876,9 +892,10 @@ static int prepare_maps(const struct ptlrun_opts *o, const struct ptlrun_nal *na
 		goto out;
 	}
 	if (o->po_hosts || o->po_netns_tag) {
-		if (nal->pn_maps != ptlrun_maps_udp && nal->pn_maps != ptlrun_maps_ether) {
+		if (nal->pn_maps != ptlrun_maps_udp && nal->pn_maps != ptlrun_maps_ether &&
+		    nal->pn_maps != ptlrun_maps_xdp) {
 			fprintf(stderr, "ptlrun: --hosts: NAL %s reaches only one host; use udp or "
-			                "ether\n",
+			                "ether (or xdp)\n",
 			        nal->pn_name);
 			rc = PTLRUN_EXIT_USAGE;
 			goto out;
