@@ -130,6 +130,7 @@ ptl_interface_t ptl3_nal_iface(const char *name);
 /* ---- attributes (ptl3_attr.c) */
 extern const struct fi_info ptl3_info_template;
 #define PTL3_RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+/* FI_RMA_EVENT: with FI_RMA, granted only when the hints ask for it */
 #define PTL3_CAPS                                                                                  \
 	(FI_MSG | FI_TAGGED | FI_MULTI_RECV | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_LOCAL_COMM | \
 	 FI_REMOTE_COMM)
@@ -142,6 +143,9 @@ int ptl3_getinfo(uint32_t version, const char *node, const char *service, uint64
 int ptl3_no_close(struct fid *fid);
 int ptl3_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int ptl3_no_control(struct fid *fid, int command, void *arg);
+/* fi_eq_strerror / fi_cq_strerror: prov_errno is a Portals return code
+ * (PtlErrorStr), 0 none; copied into buf when given (fi_eq(3)). */
+const char *ptl3_prov_strerror(int prov_errno, char *buf, size_t len);
 int ptl3_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context);
 int ptl3_no_tostr(const struct fid *fid, char *buf, size_t len);
 int ptl3_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context);
@@ -170,6 +174,9 @@ struct ptl3_domain {
 	struct ptl3_ep *ep;	/* the endpoint (one per NI) */
 	struct ptl3_mr *mrs;
 	enum fi_threading threading;
+	int rma_event;		/* FI_RMA_EVENT granted: regions post END events */
+	int rma_eq_valid;
+	ptl_handle_eq_t rma_eq; /* ptl3_rma_event.c */
 };
 
 struct ptl3_addr {
@@ -376,6 +383,7 @@ struct ptl3_ep {
 	struct fid_ep ep_fid;
 	struct ptl3_domain *dom;
 	struct fi_info *info;
+	int directed_recv; /* FI_DIRECTED_RECV granted: receives honour src_addr */
 	int enabled;
 	int closing;
 	struct ptl3_av *av;
@@ -383,6 +391,7 @@ struct ptl3_ep {
 	struct ptl3_cq *tx_cq, *rx_cq;
 	int tx_selective, rx_selective;
 	struct ptl3_cntr *send_cntr, *recv_cntr, *read_cntr, *write_cntr;
+	struct ptl3_cntr *rwrite_cntr, *rread_cntr; /* FI_REMOTE_WRITE/READ (FI_RMA_EVENT) */
 	uint64_t tx_op_flags, rx_op_flags;
 	int rx_cq_data;		/* FI_RX_CQ_DATA mode accepted: fi_writedata allowed */
 	size_t min_multi_recv;
@@ -428,6 +437,17 @@ int ptl3_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_
 int ptl3_av_get(struct ptl3_av *av, fi_addr_t addr, ptl_process_id_t *id);
 int ptl3_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
 		 void *context);
+/* ptl3_poll.c: poll sets; the members' side (domain lock held): a CQ
+ * after progress holds an entry; a counter's value + errors (after
+ * progress when asked) */
+/* ptl3_rma_event.c: the domain's EQ for target-side RMA events
+ * (PTL_EQ_NONE without FI_RMA_EVENT); drained into the endpoint's
+ * FI_REMOTE_WRITE/READ counters by its progress */
+ptl_handle_eq_t ptl3_rma_event_eq_locked(struct ptl3_domain *dom);
+void ptl3_rma_event_drain_locked(struct ptl3_ep *ep);
+int ptl3_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fid_poll **pollset);
+int ptl3_cq_poll_ready_locked(struct fid_cq *fcq);
+uint64_t ptl3_cntr_poll_value_locked(struct fid_cntr *fc, int progress);
 int ptl3_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **cntr,
 		   void *context);
 int ptl3_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,

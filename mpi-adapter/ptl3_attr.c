@@ -12,7 +12,7 @@ const uint64_t ptl3_caps = PTL3_CAPS;
 
 uint64_t ptl3_caps_now(void)
 {
-	return PTL3_CAPS | (ptl3_params.rma ? PTL3_RMA_CAPS : 0);
+	return PTL3_CAPS | (ptl3_params.rma ? PTL3_RMA_CAPS | FI_RMA_EVENT : 0);
 }
 
 static struct fi_tx_attr tx_attr = {
@@ -287,7 +287,8 @@ static void echo_hints(struct fi_info *fi, const struct fi_info *hints)
 		fi->rx_attr->op_flags = hints->rx_attr->op_flags;
 	fi->tx_attr->caps = fi->caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ | FI_WRITE);
 	fi->rx_attr->caps = fi->caps & (FI_MSG | FI_TAGGED | FI_MULTI_RECV | FI_RECV |
-					FI_DIRECTED_RECV | FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE);
+					FI_DIRECTED_RECV | FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE |
+					FI_RMA_EVENT);
 }
 
 int ptl3_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,

@@ -26,6 +26,14 @@ static void cntr_progress_locked(struct ptl3_cntr *c)
 		ptl3_ep_progress_locked(c->dom->ep);
 }
 
+uint64_t ptl3_cntr_poll_value_locked(struct fid_cntr *fc, int progress)
+{
+	struct ptl3_cntr *c = container_of(fc, struct ptl3_cntr, cntr_fid);
+	if (progress)
+		cntr_progress_locked(c);
+	return c->value + c->errors;
+}
+
 static uint64_t cntr_read(struct fid_cntr *fc)
 {
 	struct ptl3_cntr *c = container_of(fc, struct ptl3_cntr, cntr_fid);

@@ -87,6 +87,14 @@ static void copy_out(enum fi_cq_format f, void *dst, const struct fi_cq_tagged_e
 	}
 }
 
+int ptl3_cq_poll_ready_locked(struct fid_cq *fcq)
+{
+	struct ptl3_cq *cq = container_of(fcq, struct ptl3_cq, cq_fid);
+	if (cq->ep)
+		ptl3_ep_progress_locked(cq->ep);
+	return cq->count > 0;
+}
+
 static ssize_t cq_read_locked(struct ptl3_cq *cq, void *buf, size_t count)
 {
 	size_t n = 0, es = entry_size(cq->format);
@@ -241,12 +249,7 @@ static int cq_signal(struct fid_cq *fcq)
 static const char *cq_strerror(struct fid_cq *cq, int prov_errno, const void *err_data, char *buf,
 			       size_t len)
 {
-	const char *s = prov_errno ? PtlErrorStr((unsigned)prov_errno) : "no Portals error";
-	if (buf && len) {
-		snprintf(buf, len, "%s", s);
-		return buf;
-	}
-	return s;
+	return ptl3_prov_strerror(prov_errno, buf, len);
 }
 
 static struct fi_ops_cq cq_ops = {

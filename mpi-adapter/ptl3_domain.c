@@ -96,11 +96,6 @@ static int no_scalable_ep(struct fid_domain *domain, struct fi_info *info, struc
 {
 	return -FI_ENOSYS;
 }
-static int no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
-			struct fid_poll **pollset)
-{
-	return -FI_ENOSYS;
-}
 static int no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr, struct fid_stx **stx,
 		      void *context)
 {
@@ -136,7 +131,7 @@ static struct fi_ops_domain domain_ops = {
 	.endpoint = ptl3_endpoint,
 	.scalable_ep = no_scalable_ep,
 	.cntr_open = ptl3_cntr_open,
-	.poll_open = no_poll_open,
+	.poll_open = ptl3_poll_open,
 	.stx_ctx = no_stx_ctx,
 	.srx_ctx = no_srx_ctx,
 	.query_atomic = no_query_atomic,
@@ -164,6 +159,7 @@ int ptl3_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	dom->fabric = container_of(fabric, struct ptl3_fabric, fabric_fid);
 	dom->threading = info && info->domain_attr ? info->domain_attr->threading : FI_THREAD_SAFE;
 	dom->req_pid = PTL_PID_ANY;
+	dom->rma_event = info && (info->caps & FI_RMA_EVENT) && ptl3_params.rma;
 	if (info && ptl3_addr_valid(info->src_addr, info->src_addrlen))
 		dom->req_pid = ((const struct ptl3_addr *)info->src_addr)->pid;
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;

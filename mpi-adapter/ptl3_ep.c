@@ -353,6 +353,7 @@ void ptl3_ep_drain_locked(struct ptl3_ep *ep)
 {
 	eq_drain_locked(ep, ep->eq, 0);
 	eq_drain_locked(ep, ep->ueq, 1);
+	ptl3_rma_event_drain_locked(ep);
 }
 
 void ptl3_ep_progress_locked(struct ptl3_ep *ep)
@@ -524,7 +525,15 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			ep->write_cntr = c;
 			c->ref++;
 		}
-		/* FI_REMOTE_READ/WRITE: accepted, nothing targets us without FI_RMA */
+		/* FI_REMOTE_READ/WRITE count only under FI_RMA_EVENT */
+		if ((flags & FI_REMOTE_WRITE) && ep->dom->rma_event) {
+			ep->rwrite_cntr = c;
+			c->ref++;
+		}
+		if ((flags & FI_REMOTE_READ) && ep->dom->rma_event) {
+			ep->rread_cntr = c;
+			c->ref++;
+		}
 		c->ep = ep;
 		break;
 	}
@@ -722,8 +731,9 @@ static int ep_close(struct fid *fid)
 		if (ep->rx_cq->ep == ep)
 			ep->rx_cq->ep = NULL;
 	}
-	struct ptl3_cntr *cs[4] = {ep->send_cntr, ep->recv_cntr, ep->read_cntr, ep->write_cntr};
-	for (int i = 0; i < 4; i++)
+	struct ptl3_cntr *cs[6] = {ep->send_cntr, ep->recv_cntr,   ep->read_cntr,
+				   ep->write_cntr, ep->rwrite_cntr, ep->rread_cntr};
+	for (int i = 0; i < 6; i++)
 		if (cs[i]) {
 			unref(&cs[i]->ref);
 			if (cs[i]->ep == ep)
@@ -772,6 +782,10 @@ int ptl3_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 	/* the endpoint's source address names the pid its NI opens at */
 	if (info && ptl3_addr_valid(info->src_addr, info->src_addrlen) && !dom->ni_open)
 		dom->req_pid = ((const struct ptl3_addr *)info->src_addr)->pid;
+	/* fi_msg(3): the source address of a receive is ignored unless the
+	 * endpoint has FI_DIRECTED_RECV (no info: everything we offer) */
+	ep->directed_recv = !info || (info->caps & FI_DIRECTED_RECV) ||
+			    (info->rx_attr && (info->rx_attr->caps & FI_DIRECTED_RECV));
 	ep->rx_cq_data = info && ((info->mode & FI_RX_CQ_DATA) ||
 				  (info->rx_attr && (info->rx_attr->mode & FI_RX_CQ_DATA)));
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags & ~PTL3_INJECT_CALL : 0;

@@ -197,12 +197,7 @@ static ssize_t eq_sread(struct fid_eq *feq, uint32_t *event, void *buf, size_t l
 static const char *eq_strerror(struct fid_eq *eq, int prov_errno, const void *err_data, char *buf,
                                size_t len)
 {
-	const char *s = prov_errno ? PtlErrorStr((unsigned)prov_errno) : "no Portals error";
-	if (buf && len) {
-		snprintf(buf, len, "%s", s);
-		return buf;
-	}
-	return s;
+	return ptl3_prov_strerror(prov_errno, buf, len);
 }
 
 static struct fi_ops_eq eq_ops = {

@@ -157,6 +157,15 @@ int ptl3_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	return -FI_ENOSYS;
 }
+const char *ptl3_prov_strerror(int prov_errno, char *buf, size_t len)
+{
+	const char *s = prov_errno ? PtlErrorStr((unsigned)prov_errno) : "no Portals error";
+	if (buf && len) {
+		snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	return s;
+}
 int ptl3_no_control(struct fid *fid, int command, void *arg)
 {
 	return -FI_ENOSYS;

@@ -28,12 +28,14 @@ static int mr_expose_locked(struct ptl3_mr *m)
 	md.start = m->len ? m->buf : (void *)&ptl3_zero_byte;
 	md.length = m->len;
 	md.threshold = PTL_MD_THRESH_INF;
-	md.options = PTL_MD_MANAGE_REMOTE | PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE;
+	md.options = PTL_MD_MANAGE_REMOTE | PTL_MD_EVENT_START_DISABLE;
+	md.eq_handle = ptl3_rma_event_eq_locked(dom);
+	if (md.eq_handle == PTL_EQ_NONE) /* the usual case: no FI_RMA_EVENT */
+		md.options |= PTL_MD_EVENT_END_DISABLE;
 	if (m->access & FI_REMOTE_WRITE)
 		md.options |= PTL_MD_OP_PUT;
 	if (m->access & FI_REMOTE_READ)
 		md.options |= PTL_MD_OP_GET;
-	md.eq_handle = PTL_EQ_NONE;
 	rc = PtlMDAttach(m->me, md, PTL_RETAIN, &mdh);
 	if (rc != PTL_OK) {
 		PtlMEUnlink(m->me);

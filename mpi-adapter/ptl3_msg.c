@@ -436,7 +436,7 @@ static ssize_t post_mrecv_locked(struct ptl3_ep *ep, struct ptl3_op *op)
 static int resolve_src(struct ptl3_ep *ep, fi_addr_t src, int *has_src, ptl_process_id_t *id)
 {
 	*has_src = 0;
-	if (src == FI_ADDR_UNSPEC || src == FI_ADDR_NOTAVAIL)
+	if (src == FI_ADDR_UNSPEC || src == FI_ADDR_NOTAVAIL || !ep->directed_recv)
 		return 0;
 	if (ptl3_av_get(ep->av, src, id))
 		return -FI_EINVAL;

@@ -241,6 +241,15 @@ void p3_lib_finalize(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t statu
  * interrupt handler in PTL_PROGRESS=interrupt), 0 otherwise. */
 int p3_lib_in_progress_thread(const struct p3_lib *lib);
 
+/* The ACK a put asked for (header md_handle = mdh, md_offset = link) will
+ * not come: the target died, closed or restarted after the put was
+ * delivered (the NAL watches for that; nal/rmpp does).  Posts the put's
+ * ACK event with ni_fail_type = status (mlength 0) so the initiator's wait
+ * ends, unless the MD is gone.  Call it only after the put's own
+ * p3_lib_finalize (an unfinalized put reports through its SEND_END). */
+void p3_lib_ack_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t mdh,
+		     uint64_t link, ptl_ni_fail_t status);
+
 /* This NI's own process id (valid after init returned). */
 ptl_process_id_t p3_lib_id(const struct p3_lib *lib);
 

@@ -577,6 +577,75 @@ int rmpp_peer_resume(struct rmpp_ep *ep, const struct rmpp_addr *peer)
 	return 0;
 }
 
+/* Unfinished sends to a peer that may still take them (held ones
+ * included)?  Caller holds the lock. */
+static bool sends_pending(struct rmpp_ep *ep)
+{
+	for (struct rmpp_conn *c = ep->conns; c; c = c->lnext)
+		if (c->tx_all && c->state != CONN_DEAD)
+			return true;
+	return false;
+}
+
+/* Before the endpoint goes (destroy, exit): release the held messages (a
+ * Portals ACK some peer waits for) and let progress carry every unfinished
+ * send to its acknowledgement, for at most LINGER_US.  One pass is not
+ * enough: the connection may still be finishing its handshake (a target
+ * that got one put and closes at once) or a frame may need resending. */
+static void linger(struct rmpp_ep *ep)
+{
+	pthread_mutex_lock(&ep->lock);
+	uint64_t until = rmpp_now_us() + ep->cfg.linger_us;
+	if (release_all_lazy(ep))
+		run_output(ep);
+	for (;;) {
+		bool more = sends_pending(ep) && rmpp_now_us() < until;
+		if (more)
+			ep->ctr.linger_passes++;
+		pthread_mutex_unlock(&ep->lock);
+		if (!more)
+			return;
+		rmpp_progress(ep, 1);
+		pthread_mutex_lock(&ep->lock);
+	}
+}
+
+int rmpp_peer_watch(struct rmpp_ep *ep, const struct rmpp_addr *peer, int delta)
+{
+	pthread_mutex_lock(&ep->lock);
+	struct rmpp_conn *c = rmpp_conn_find(ep, peer);
+	int rc = -ENOENT;
+	if (c) {
+		if (delta < 0 && (unsigned)-delta > c->watch)
+			c->watch = 0;
+		else
+			c->watch += (unsigned)delta;
+		rc = (int)c->watch;
+		ep->timers_force = true; /* arm the keepalive at the next pass */
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return rc;
+}
+
+void rmpp_ep_farewell(struct rmpp_ep *ep)
+{
+	if (!ep)
+		return;
+	linger(ep);
+	pthread_mutex_lock(&ep->lock);
+	ep->depth++;
+	ep_clock(ep);
+	if (release_all_lazy(ep))
+		run_output(ep);
+	for (struct rmpp_conn *c = ep->conns; c; c = c->lnext)
+		if (ep->cfg.send_close && c->state == CONN_ESTABLISHED)
+			rmpp_rel_send_reset(ep, &c->peer, c->peer_epoch, c->peer.ra_ep,
+					    RMPP_PKT_CLOSE);
+	rmpp_ep_tx_flush(ep);
+	ep->depth--;
+	pthread_mutex_unlock(&ep->lock);
+}
+
 int rmpp_peer_forget(struct rmpp_ep *ep, const struct rmpp_addr *peer)
 {
 	pthread_mutex_lock(&ep->lock);
@@ -752,6 +821,7 @@ void rmpp_ep_destroy(struct rmpp_ep *ep)
 {
 	if (!ep)
 		return;
+	linger(ep);
 	pthread_mutex_lock(&ep->lock);
 	ep->depth++;
 	ep_clock(ep);

@@ -769,6 +769,7 @@ void rmpp_conn_fail(struct rmpp_ep *ep, struct rmpp_conn *c, enum rmpp_peer_even
 		 new_epoch);
 	rmpp_rel_conn_reset(ep, c); /* drops ring references first */
 	rmpp_msg_fail_all(ep, c, status);
+	c->watch = 0; /* the watchers learn it from the peer_event upcall */
 	c->state = ev == RMPP_PEER_DEAD ? CONN_DEAD : CONN_HELLO;
 	c->rx_msn = 0;
 	c->tx_msn = 0;
@@ -1070,7 +1071,7 @@ uint64_t rmpp_rel_timers(struct rmpp_ep *ep, struct rmpp_conn *c, uint64_t now)
 	}
 	/* keepalive: operations wait on the peer but nothing is in flight */
 	bool waiting = c->state == CONN_ESTABLISHED &&
-		       (c->tx_all || c->rx_eager || c->rx_rndv);
+		       (c->tx_all || c->rx_eager || c->rx_rndv || c->watch);
 	if (c->ka_at && now >= c->ka_at) {
 		c->ka_at = 0;
 		if (waiting && c->snd_una == c->snd_nxt && !c->persist_at) {

@@ -119,6 +119,9 @@ const char *rmpp_addr_str(const struct rmpp_addr *addr, char *buf, size_t len);
 	X(LAZY_US, lazy_us, 20, 0, 100000,                                                         \
 	  "a message sent with rmpp_send_lazy() (the Portals NAL's ACKs) waits at most this long " \
 	  "to follow the next message to the same peer; 0 = send at once")                         \
+	X(LINGER_US, linger_us, 250000, 0, 60000000,                                              \
+	  "destroy/exit: wait at most this long for unfinished sends (held ACKs) to be "           \
+	  "acknowledged before the CLOSE")                                                         \
 	X(SPIN_US, spin_us, 50, 0, 1000000, "progress spins this long before blocking")            \
 	X(SPIN_YIELD, spin_yield, 0, 0, 1,                                                         \
 	  "the spin yields the CPU instead of pausing (set by the NALs for a progress thread)")    \
@@ -215,7 +218,8 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(xdp_tx_kicks, "xdp: sendto() calls that made the kernel transmit the TX ring")          \
 	X(xdp_rx_kicks, "xdp: recvfrom() calls (fill-ring wakeups and busy-poll kicks)")          \
 	X(xdp_tx_full, "xdp: frames not sent at once (no free UMEM frame or TX slot, driver busy)") \
-	X(xdp_rx_dropped, "xdp: frames the kernel dropped for this socket (RX ring full, no fill frame; XDP_STATISTICS)")
+	X(xdp_rx_dropped, "xdp: frames the kernel dropped for this socket (RX ring full, no fill frame; XDP_STATISTICS)") \
+	X(linger_passes, "progress passes at destroy/exit carrying unfinished sends (LINGER_US)")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;
@@ -391,6 +395,21 @@ int rmpp_send_carry(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void
 int rmpp_peer_resume(struct rmpp_ep *ep, const struct rmpp_addr *peer);
 /* Forget a dead peer so that sends to it start a new handshake. */
 int rmpp_peer_forget(struct rmpp_ep *ep, const struct rmpp_addr *peer);
+/* The caller waits on this peer for something rmpp does not carry as one
+ * operation (a Portals ACK that answers a delivered put): delta +1 when it
+ * starts waiting, -1 when it stops.  While the count is above 0 the
+ * connection is kept under keepalive as if a send were unfinished, so a
+ * peer that went silent is declared dead (RMPP_PEER_DEAD after
+ * DEAD_TIMEOUTS timeouts spanning DEAD_MIN_US) and a close or restart is
+ * reported, through the peer_event upcall either way.  A peer event zeroes
+ * the count (the watcher drops its waits there).  Returns the new count,
+ * or -ENOENT when there is no connection to peer (nothing was sent). */
+int rmpp_peer_watch(struct rmpp_ep *ep, const struct rmpp_addr *peer, int delta);
+/* The process is going away without rmpp_ep_destroy() (exit(3) with the
+ * endpoint open): send the held messages (RMPP_SEND_LAZY: Portals ACKs a
+ * peer waits for) and a CLOSE to every established peer, once, without
+ * freeing anything.  Safe to call from an atexit handler. */
+void rmpp_ep_farewell(struct rmpp_ep *ep);
 
 /*
  * Make progress: receive, run timers, transmit, run upcalls.  timeout_ms 0:

@@ -324,6 +324,9 @@ struct rmpp_conn {
 	struct rmpp_rxmsg *rx_eager; /* eager message being filled */
 	struct rmpp_rxmsg *rx_rndv;  /* rendezvous messages being filled, oldest first */
 	struct rmpp_rxmsg *rx_rndv_tail;
+	/* the user waits on this peer outside rmpp (a Portals ACK):
+	 * rmpp_peer_watch(); kept under keepalive while > 0 */
+	unsigned watch;
 	bool in_work;                /* on the ep work list */
 	struct rmpp_conn *wnext;
 };

@@ -339,6 +339,42 @@ int main(void)
 	TRY(fi_trecv(ep, rb, 100, NULL, FI_ADDR_UNSPEC, 31, 0, &rctx));
 	CHECK(wait_comp(&rctx, &e, NULL) == 0 && same(rb, 100, 3), "inject");
 
+	/* poll set: a CQ is reported while it holds an entry (fi_poll drives
+	 * progress), a counter once per change; bad members refused */
+	{
+		struct fid_poll *ps;
+		void *ctx[4];
+		int n = 0;
+		cq->fid.context = &cq; /* the application's context, as fabtests sets it */
+		cntr->fid.context = &cntr;
+		TRY(fi_poll_open(domain, &(struct fi_poll_attr){0}, &ps));
+		TRY(fi_poll_add(ps, &cq->fid, 0));
+		TRY(fi_poll_add(ps, &cntr->fid, 0));
+		CHECK(fi_poll_add(ps, &cq->fid, 0) == -FI_EALREADY, "poll_add twice");
+		CHECK(fi_poll_add(ps, &av->fid, 0) == -FI_EINVAL, "poll_add of an AV");
+		CHECK(fi_poll(ps, ctx, 4) == 0, "idle poll set reports nothing");
+		fill(sb, 64, 6);
+		TRY(fi_trecv(ep, rb, 64, NULL, FI_ADDR_UNSPEC, 77, 0, &rctx));
+		TRY(fi_tsend(ep, sb, 64, NULL, self, 77, &sctx));
+		for (int i = 0; i < 100000 && n == 0; i++)
+			n = fi_poll(ps, ctx, 4);
+		CHECK(n == 1 && ctx[0] == &cq, "poll: the CQ (%d contexts)", n);
+		CHECK(wait_comp(&rctx, &e, NULL) == 0 && same(rb, 64, 6), "poll: message");
+		CHECK(wait_comp(&sctx, NULL, NULL) == 0, "poll: send");
+		uint64_t v0 = fi_cntr_read(cntr);
+		TRY(fi_cntr_add(cntr, 1));
+		n = fi_poll(ps, ctx, 4);
+		CHECK(n == 1 && ctx[0] == &cntr, "poll: the counter once (%d)", n);
+		CHECK(fi_poll(ps, ctx, 4) == 0, "poll: no change, nothing");
+		TRY(fi_cntr_set(cntr, v0));
+		TRY(fi_poll_del(ps, &cntr->fid, 0));
+		CHECK(fi_poll_del(ps, &cntr->fid, 0) == -FI_ENOENT, "poll_del twice");
+		TRY(fi_poll_del(ps, &cq->fid, 0));
+		TRY(fi_close(&ps->fid));
+		cq->fid.context = NULL;
+		cntr->fid.context = NULL;
+	}
+
 	/* inject flood: every inject arrives before its receive is posted, the
 	 * source buffer is overwritten at once.  Over the stage slots (and,
 	 * with FI_PTL3_STAGE_SLOTS smaller than NI, past them: the general

@@ -59,6 +59,7 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 	rn->rn_lib = lib;
 	rn->rn_link = link;
 	pthread_mutex_init(&rn->rn_macs_lock, NULL);
+	pthread_mutex_init(&rn->rn_ack_lock, NULL);
 	const char *s = getenv("P3_RMPP_BASE_PORT");
 	rn->rn_base_port = s && *s ? (unsigned)strtoul(s, NULL, 0) : RNAL_DEFAULT_BASE_PORT;
 	s = getenv("P3_RMPP_IFNAME");
@@ -133,6 +134,7 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 	}
 	rn->rn_id.nid = nid;
 	rn->rn_id.pid = pid;
+	rnal_live_add(rn);
 	memset(info, 0, sizeof(*info));
 	info->id = rn->rn_id;
 	info->max_msg_size = UINT32_MAX;
@@ -199,6 +201,7 @@ static void rnal_stop(void *priv)
 {
 	struct rnal *rn = priv;
 	rn->rn_stopped = 1;
+	rnal_live_remove(rn);
 	if (rn->rn_ep) {
 		if (getenv("P3_RMPP_STATS")) {
 			struct rmpp_counters c;
@@ -208,6 +211,7 @@ static void rnal_stop(void *priv)
 		rmpp_ep_destroy(rn->rn_ep);
 		rn->rn_ep = NULL;
 	}
+	rnal_ackwait_clear(rn); /* the MDs waiting go with the NI */
 }
 
 static void rnal_destroy(void *priv)
@@ -216,6 +220,7 @@ static void rnal_destroy(void *priv)
 	rnal_stop(rn);
 	free(rn->rn_macs);
 	pthread_mutex_destroy(&rn->rn_macs_lock);
+	pthread_mutex_destroy(&rn->rn_ack_lock);
 	free(rn);
 }
 

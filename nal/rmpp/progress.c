@@ -32,6 +32,9 @@ void rnal_peer_event(void *arg, const struct rmpp_addr *peer, enum rmpp_peer_eve
 	int level = ev == RMPP_PEER_DEAD ? 1 : ev == RMPP_PEER_CLOSED ? 3 : 2;
 	p3_lib_log(rn->rn_lib, level, "rmpp: peer %s %s (epoch %08x)",
 		   rmpp_addr_str(peer, buf, sizeof(buf)), rmpp_peer_event_name(ev), epoch);
+	/* puts whose ACK this peer owed will not get it (ackwait.c) */
+	rnal_ackwait_peer_gone(rn, peer,
+			       ev == RMPP_PEER_DEAD ? PTL_NI_PEER_DEAD : PTL_NI_PEER_RESTARTED);
 	if (ev == RMPP_PEER_DEAD)
 		rmpp_peer_forget(rn->rn_ep, peer); /* a later send starts a new handshake */
 }

@@ -30,6 +30,7 @@ static void rx_carried_ack(struct rnal *rn, const uint8_t *wire)
 		return;
 	}
 	memset(&ctx, 0, sizeof(ctx));
+	rnal_ackwait_acked(rn, &h);
 	p3_lib_parse(rn->rn_lib, &h, &ctx); /* an ACK: nothing to receive */
 }
 
@@ -54,6 +55,8 @@ int rnal_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t 
 		p3_lib_count_drop(rn->rn_lib, msg_len);
 		return RMPP_RX_ACCEPT; /* accepted 0: the payload is discarded */
 	}
+	if (h.type == P3_MSG_ACK)
+		rnal_ackwait_acked(rn, &h);
 	p3_lib_parse(rn->rn_lib, &h, &ctx);
 	rmpp_pathprof_mark(rn->rn_ep, RMPP_PP_NAL_MATCHED);
 	if (ctx.rc_called && ctx.rc_msg) {

@@ -8,7 +8,10 @@
 #include "rmpp.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Process id -> transport address (README.md):
  *   udp:   nid = IPv4 address (host order), UDP port = BASE_PORT + pid,
@@ -35,6 +38,12 @@ struct rnal {
 	struct rnal_map *rn_macs;
 	size_t rn_nmacs;
 	int rn_stopped;
+	/* puts whose ACK is outstanding (ackwait.c), under a leaf lock */
+	pthread_mutex_t rn_ack_lock;
+	struct rnal_ackwait *rn_ackwait;
+	atomic_uint rn_nackwait;
+	struct rnal *rn_live_next; /* farewell.c: live instances, for exit */
+	pid_t rn_owner;		   /* the process that opened the endpoint */
 };
 
 /* What recv() tells the header upcall (recv is called from inside
@@ -63,6 +72,23 @@ int rnal_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t 
 void rnal_rx_done(void *arg, void *cookie, int status, uint64_t accepted);
 int rnal_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec *iov, size_t niov,
 	      uint64_t offset, uint64_t mlen, uint64_t rlen);
+/* ackwait.c: puts that asked for an ACK, until it comes or cannot come */
+struct rnal_ackwait;
+bool rnal_ack_wanted(const struct p3_hdr *hdr);
+int rnal_ackwait_add(struct rnal *rn, struct p3_msg *msg, const struct p3_hdr *hdr,
+		     const struct rmpp_addr *peer);
+/* tx_done of any send: a recorded put's ACK wait starts (status 0) or ends */
+void rnal_ackwait_sent(struct rnal *rn, struct p3_msg *msg, int status);
+/* an ACK header from the peer (before or after p3_lib_parse) */
+void rnal_ackwait_acked(struct rnal *rn, const struct p3_hdr *ack);
+/* peer dead/closed/restarted: every finalized put's ACK is lost */
+void rnal_ackwait_peer_gone(struct rnal *rn, const struct rmpp_addr *peer, ptl_ni_fail_t status);
+/* NI stop: drop every record (the MDs go with the NI) */
+void rnal_ackwait_clear(struct rnal *rn);
+/* farewell.c: the exit hook's list */
+void rnal_live_add(struct rnal *rn);
+void rnal_live_remove(struct rnal *rn);
+
 /* progress.c */
 int rnal_progress(void *priv, int timeout_ms);
 void rnal_wakeup(void *priv);

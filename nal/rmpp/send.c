@@ -121,6 +121,9 @@ int rnal_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const st
 	if (rc)
 		return rc;
 	p3_hdr_pack(hdr, wire);
+	bool want_ack = rnal_ack_wanted(hdr);
+	if (want_ack && rnal_ackwait_add(rn, msg, hdr, &to) != 0)
+		return -ENOMEM;
 	/* Nobody is blocked on an ACK the way the peer is on a reply: let it
 	 * follow the target's next message (an MPI ping-pong's answer) in the
 	 * same batch instead of costing a datagram and a syscall ahead of it. */
@@ -130,14 +133,19 @@ int rnal_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const st
 	/* ...and when that answer goes, it carries the held ACKs in its own
 	 * header (recv.c unpacks them): one datagram, one receive, instead of
 	 * a second frame the peer reads before it sees its answer. */
-	return rmpp_send_carry(rn->rn_ep, &to, wire, sizeof(wire), iov, niov, offset, len, msg,
-			       P3_HDR_WIRE_LEN);
+	rc = rmpp_send_carry(rn->rn_ep, &to, wire, sizeof(wire), iov, niov, offset, len, msg,
+			     P3_HDR_WIRE_LEN);
+	if (rc && want_ack)
+		rnal_ackwait_sent(rn, msg, rc); /* drops the record */
+	return rc;
 }
 
 void rnal_tx_done(void *arg, void *cookie, int status, uint64_t accepted)
 {
 	struct rnal *rn = arg;
 	(void)accepted;
-	if (cookie)
-		p3_lib_finalize(rn->rn_lib, cookie, p3_nal_fail_kind(status));
+	if (!cookie)
+		return;
+	rnal_ackwait_sent(rn, cookie, status);
+	p3_lib_finalize(rn->rn_lib, cookie, p3_nal_fail_kind(status));
 }

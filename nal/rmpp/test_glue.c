@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rmpp_nal.h"
@@ -26,6 +27,8 @@ struct p3_lib {
 	uint64_t limit; /* accept at most this many bytes (truncation) */
 	int drop;       /* drop the next request (msg == NULL) */
 	unsigned parsed, fin_ok, fin_fail, fin_unlinked, drops;
+	unsigned acks_lost;
+	ptl_ni_fail_t ack_lost_status;
 	unsigned types[8]; /* types of the first 8 parsed headers */
 	uint64_t last_mlen;
 };
@@ -61,6 +64,16 @@ void p3_lib_finalize(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t statu
 		lib->fin_unlinked++;
 	else
 		lib->fin_fail++;
+}
+
+void p3_lib_ack_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t mdh,
+		     uint64_t link, ptl_ni_fail_t status)
+{
+	(void)peer;
+	ck_assert_uint_eq(mdh, 77);
+	ck_assert_uint_eq(link, 1234);
+	lib->acks_lost++;
+	lib->ack_lost_status = status;
 }
 
 void p3_lib_count_drop(struct p3_lib *lib, uint64_t len)
@@ -260,6 +273,96 @@ START_TEST(t_carried_ack)
 }
 END_TEST
 
+/* A put that asked for an ACK (md_handle 77, link 1234) from L[0] to L[1]. */
+static void put_acked(void)
+{
+	struct p3_hdr h;
+	static uint8_t src[64];
+	hdr_init(&h, P3_MSG_PUT, 16);
+	h.md_handle = 77;
+	h.md_offset = 1234;
+	struct iovec iov = {src, sizeof(src)};
+	ck_assert_int_eq(p3_nal_udp_ops.send(L[0].priv, &tx_msg, &h, &iov, 1, 0, 16), 0);
+}
+
+static unsigned watched(void)
+{
+	return atomic_load(&((struct rnal *)L[0].priv)->rn_nackwait);
+}
+
+/* progress L[0] (and L[1] unless silent) until L[0] lost n ACKs; seconds */
+static double until_lost(unsigned n, int silent, double limit)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		double el = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
+		if (L[0].acks_lost >= n)
+			return el;
+		ck_assert_msg(el < limit, "no ACK-lost report within %.1f s", limit);
+		p3_nal_udp_ops.progress(L[0].priv, 1);
+		if (!silent)
+			p3_nal_udp_ops.progress(L[1].priv, 0);
+	}
+}
+
+/* The ACK comes: the wait ends without a report.  The target closes its NI
+ * before acking: the put's ACK is reported lost (PEER_RESTARTED, the CLOSE)
+ * at once. */
+START_TEST(t_ack_closed)
+{
+	up();
+	put_acked();
+	run_until(1, 1);
+	ck_assert_uint_eq(watched(), 1);
+	struct p3_hdr a;
+	hdr_init(&a, P3_MSG_ACK, 0);
+	a.src = (ptl_process_id_t){nids[1], pids[1]};
+	a.dst = (ptl_process_id_t){nids[0], pids[0]};
+	a.md_handle = 77;
+	a.md_offset = 1234;
+	ck_assert_int_eq(p3_nal_udp_ops.send(L[1].priv, &rx_msg, &a, NULL, 0, 0, 0), 0);
+	for (int i = 0; i < 200000 && L[0].parsed < 1; i++) {
+		p3_nal_udp_ops.progress(L[1].priv, 0);
+		p3_nal_udp_ops.progress(L[0].priv, 0);
+	}
+	ck_assert_uint_eq(L[0].parsed, 1);
+	ck_assert_uint_eq(watched(), 0);
+	put_acked();
+	run_until(2, 2);
+	ck_assert_uint_eq(watched(), 1);
+	p3_nal_udp_ops.stop(L[1].priv);
+	double s = until_lost(1, 1, 5.0);
+	ck_assert_uint_eq(L[0].ack_lost_status, PTL_NI_PEER_RESTARTED);
+	ck_assert_uint_eq(watched(), 0);
+	ck_assert_double_lt(s, 1.0);
+	down();
+}
+END_TEST
+
+/* The target goes silent (a dead process that said nothing) after it got
+ * the put: keepalive declares it dead after the peer-death timeout (here
+ * DEAD_MIN_US 0.3 s) and the ACK is reported lost (PEER_DEAD). */
+START_TEST(t_ack_dead)
+{
+	setenv("P3_RMPP_DEAD_MIN_US", "300000", 1);
+	setenv("P3_RMPP_DEAD_TIMEOUTS", "3", 1);
+	setenv("P3_RMPP_KEEPALIVE_US", "20000", 1);
+	up();
+	put_acked();
+	run_until(1, 1);
+	double s = until_lost(1, 1, 10.0);
+	ck_assert_uint_eq(L[0].ack_lost_status, PTL_NI_PEER_DEAD);
+	ck_assert_uint_eq(watched(), 0);
+	ck_assert_double_ge(s, 0.3);
+	down();
+	unsetenv("P3_RMPP_DEAD_MIN_US");
+	unsetenv("P3_RMPP_DEAD_TIMEOUTS");
+	unsetenv("P3_RMPP_KEEPALIVE_US");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nal-rmpp");
@@ -267,6 +370,8 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, t_put_sizes);
 	tcase_add_test(tc, t_carried_ack);
+	tcase_add_test(tc, t_ack_closed);
+	tcase_add_test(tc, t_ack_dead);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ackwait.c - rmpp NALs: a put that asked for an ACK completes or fails in
+ * bounded time whatever its target does after receiving it.
+ *
+ * rmpp finishes a put (tx_done) once the target's rmpp has the data; the
+ * Portals ACK is a separate message the target's LIB sends later.  If the
+ * target then dies, closes or restarts before that ACK leaves, nothing in
+ * rmpp is unfinished for that peer, so without help nobody would notice
+ * and the initiator would wait for the ACK forever.  So every put with
+ * an ACK is recorded here from send() until its ACK is parsed; while a
+ * peer has records the rmpp connection is watched (rmpp_peer_watch: kept
+ * under keepalive), and the peer_event upcall (dead after DEAD_TIMEOUTS
+ * probes spanning P3_RMPP_DEAD_MIN_US, closed, reset, restarted) ends each
+ * finalized record's wait with p3_lib_ack_lost(): the put's ACK event with
+ * the failure.  A record whose put is not finalized yet is only dropped:
+ * rmpp fails that put itself, so its SEND_END carries the failure.
+ *
+ * Records live on one list per NAL instance under a leaf lock; LIB is
+ * called only after the lock is dropped.  The list holds only puts whose
+ * ACK is outstanding (a few per peer in MPI traffic), so the scans are
+ * short.
+ */
+#include "rmpp_nal.h"
+#include <stdlib.h>
+#include <string.h>
+
+struct rnal_ackwait {
+	struct rnal_ackwait *next;
+	struct rmpp_addr peer;   /* the connection watched */
+	ptl_process_id_t target; /* who owes the ACK */
+	ptl_handle_md_t md;      /* the initiator's MD, echoed in the ACK */
+	uint64_t link;           /* the put's link, echoed in md_offset */
+	struct p3_msg *msg;      /* the put until finalized, then NULL */
+};
+
+bool rnal_ack_wanted(const struct p3_hdr *hdr)
+{
+	return hdr->type == P3_MSG_PUT && hdr->md_handle != PTL_MD_NONE &&
+	       hdr->md_handle != PTL_INVALID_HANDLE;
+}
+
+int rnal_ackwait_add(struct rnal *rn, struct p3_msg *msg, const struct p3_hdr *hdr,
+                     const struct rmpp_addr *peer)
+{
+	struct rnal_ackwait *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -1;
+	w->peer = *peer;
+	w->target = hdr->dst;
+	w->md = hdr->md_handle;
+	w->link = hdr->md_offset;
+	w->msg = msg;
+	pthread_mutex_lock(&rn->rn_ack_lock);
+	w->next = rn->rn_ackwait;
+	rn->rn_ackwait = w;
+	atomic_fetch_add_explicit(&rn->rn_nackwait, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&rn->rn_ack_lock);
+	return 0;
+}
+
+/* Unlink the first record satisfying match(w, key); NULL if none. */
+static struct rnal_ackwait *take_locked(struct rnal *rn,
+                                        bool (*match)(const struct rnal_ackwait *, const void *),
+                                        const void *key)
+{
+	for (struct rnal_ackwait **pp = &rn->rn_ackwait; *pp; pp = &(*pp)->next)
+		if (match(*pp, key)) {
+			struct rnal_ackwait *w = *pp;
+			*pp = w->next;
+			atomic_fetch_sub_explicit(&rn->rn_nackwait, 1, memory_order_relaxed);
+			return w;
+		}
+	return NULL;
+}
+
+static bool match_msg(const struct rnal_ackwait *w, const void *key)
+{
+	return w->msg == key;
+}
+
+static bool match_ack(const struct rnal_ackwait *w, const void *key)
+{
+	const struct p3_hdr *h = key;
+	return w->md == h->md_handle && w->link == h->md_offset && w->target.nid == h->src.nid &&
+	       w->target.pid == h->src.pid;
+}
+
+/* The rmpp connection of a record starts being watched once its put is
+ * finalized (before that rmpp watches the put itself). */
+void rnal_ackwait_sent(struct rnal *rn, struct p3_msg *msg, int status)
+{
+	/* Most sends want no ACK (staged injects, replies): skip the lock.
+	 * A record is added before its send enters rmpp, so it is counted. */
+	if (!atomic_load_explicit(&rn->rn_nackwait, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&rn->rn_ack_lock);
+	struct rnal_ackwait *w = take_locked(rn, match_msg, msg);
+	if (w && status == 0) {
+		w->msg = NULL;
+		w->next = rn->rn_ackwait;
+		rn->rn_ackwait = w;
+		atomic_fetch_add_explicit(&rn->rn_nackwait, 1, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&rn->rn_ack_lock);
+	if (w && status == 0)
+		rmpp_peer_watch(rn->rn_ep, &w->peer, +1);
+	else
+		free(w); /* failed: the put's SEND_END reports it */
+}
+
+void rnal_ackwait_acked(struct rnal *rn, const struct p3_hdr *ack)
+{
+	pthread_mutex_lock(&rn->rn_ack_lock);
+	struct rnal_ackwait *w = take_locked(rn, match_ack, ack);
+	pthread_mutex_unlock(&rn->rn_ack_lock);
+	if (!w)
+		return;
+	if (!w->msg) /* an ACK that overtook tx_done was never watched */
+		rmpp_peer_watch(rn->rn_ep, &w->peer, -1);
+	free(w);
+}
+
+static bool match_peer(const struct rnal_ackwait *w, const void *key)
+{
+	return rmpp_addr_equal(&w->peer, key);
+}
+
+void rnal_ackwait_peer_gone(struct rnal *rn, const struct rmpp_addr *peer, ptl_ni_fail_t status)
+{
+	struct rnal_ackwait *lost = NULL, *w;
+	pthread_mutex_lock(&rn->rn_ack_lock);
+	while ((w = take_locked(rn, match_peer, peer))) {
+		w->next = lost;
+		lost = w;
+	}
+	pthread_mutex_unlock(&rn->rn_ack_lock);
+	while ((w = lost)) {
+		lost = w->next;
+		if (!w->msg) {
+			char buf[64];
+			p3_lib_log(
+			    rn->rn_lib, 2, "rmpp: the ACK %u:%u owed is lost (%s): put failed",
+			    w->target.nid, w->target.pid, rmpp_addr_str(peer, buf, sizeof(buf)));
+			p3_lib_ack_lost(rn->rn_lib, w->target, w->md, w->link, status);
+		}
+		free(w);
+	}
+}
+
+void rnal_ackwait_clear(struct rnal *rn)
+{
+	pthread_mutex_lock(&rn->rn_ack_lock);
+	struct rnal_ackwait *w = rn->rn_ackwait;
+	rn->rn_ackwait = NULL;
+	atomic_store_explicit(&rn->rn_nackwait, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&rn->rn_ack_lock);
+	while (w) {
+		struct rnal_ackwait *n = w->next;
+		free(w);
+		w = n;
+	}
+}
