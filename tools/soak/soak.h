@@ -74,6 +74,7 @@ struct soak_peer {
 	uint64_t t_put, t_put_bytes, t_put_corrupt, t_put_dup, t_put_stale, t_put_overwritten;
 	uint64_t t_swap, t_swap_dup, t_get;
 	uint64_t t_bad_initiator; /* the event's initiator is not the rank in hdr_data */
+	uint64_t t_failed;        /* PUT_END/GETPUT_END with ni_fail_type set */
 };
 
 struct soak_stats {

@@ -69,6 +69,7 @@ int soak_issue(struct soak_w *w, unsigned peer)
 	s->start_ns = soak_now_ns();
 	s->peer_kills0 = w->job->rank[peer].kills;
 	s->peer_kills_seen = w->kills_seen[peer];
+	p->i_issued[s->op]++; /* before it can leave: we may be killed right after */
 	switch (s->op) {
 	case SOAK_PUT:
 		s->len = pick_size(w, w->max_size);
@@ -108,10 +109,10 @@ int soak_issue(struct soak_w *w, unsigned peer)
 		         peer, PtlErrorStr((unsigned)rc));
 		for (int i = 0; i < s->nmd; i++)
 			(void)PtlMDUnlink(s->md[i]);
+		p->i_issued[s->op]--; /* it never started */
 		p->i_failed[s->op]++;
 		return -1;
 	}
-	p->i_issued[s->op]++;
 	s->busy = 1;
 	w->inflight++;
 	return 0;

@@ -99,6 +99,7 @@ FIELD_FN(f_tstale, p->t_put_stale)
 FIELD_FN(f_tover, p->t_put_overwritten)
 FIELD_FN(f_tswap, p->t_swap)
 FIELD_FN(f_tget, p->t_get)
+FIELD_FN(f_tfailed, p->t_failed)
 
 /* puts acknowledged to s by d vs puts d recorded from s */
 static uint64_t pair_losses(const struct soak_job *job, FILE *out)
@@ -188,10 +189,11 @@ uint64_t soak_report(const struct soak_job *job, FILE *out, double seconds, unsi
 		ops += sum_op(f_ok, op, n, 0);
 		bytes += sum_op(f_bytes, op, n, 0);
 	}
-	fprintf(out, "target  puts verified %llu (%llu bytes), overwritten before checked %llu, from a dead incarnation %llu; getputs %llu; gets served %llu\n",
+	fprintf(out, "target  puts verified %llu (%llu bytes), overwritten before checked %llu, from a dead incarnation %llu; getputs %llu; gets served %llu; arrivals failed by the NAL %llu\n",
 	        (unsigned long long)sum_op(f_tput, 0, n, 1), (unsigned long long)sum_op(f_tputb, 0, n, 1),
 	        (unsigned long long)sum_op(f_tover, 0, n, 1), (unsigned long long)sum_op(f_tstale, 0, n, 1),
-	        (unsigned long long)sum_op(f_tswap, 0, n, 1), (unsigned long long)sum_op(f_tget, 0, n, 1));
+	        (unsigned long long)sum_op(f_tswap, 0, n, 1), (unsigned long long)sum_op(f_tget, 0, n, 1),
+	        (unsigned long long)sum_op(f_tfailed, 0, n, 1));
 	print_regs(out, nal);
 	corrupt = sum_op(f_tcorrupt, 0, n, 1);
 	failed = stuck = 0;

@@ -66,6 +66,7 @@ static void usage(FILE *f)
 	        "      --cross          traffic only between ranks of different hosts (ether)\n"
 	        "  -w, --work DIR       job file, stats files and rank logs (default: a new /tmp dir)\n"
 	        "  -r, --report FILE    also write the report there\n"
+	        "      --analyze DIR    only print the report of the kept work directory DIR\n"
 	        "Exit status 0 when every check passed (tools/soak/README.md).\n",
 	        SOAK_MAX_RANKS);
 }

@@ -184,6 +184,12 @@ void soak_target_event(struct soak_w *w, const ptl_event_t *ev)
 		return;
 	}
 	p = &w->st->peer[src];
+	if (ev->ni_fail_type != PTL_NI_OK) {
+		/* the NAL says the data did not all arrive (its sender died or
+		 * restarted mid-message): nothing to check, nothing delivered */
+		p->t_failed++;
+		return;
+	}
 	if (ev->type == PTL_EVENT_PUT_END) {
 		check_put(w, ev, src, inc, seq, p);
 		return;
