@@ -7,6 +7,7 @@
  *
  *   usage: p3scale [MSG_BYTES (default 64)] [TIMEOUT_S (default 600)]
  *   env:   P3SCALE_T0_NS  launch time (CLOCK_REALTIME ns) for the start-up figure
+ *          P3SCALE_WINDOW puts in flight per rank (default 32)
  *
  * Phases: (1) Portals start-up and MEs; (2) a barrier through rank 0 (each
  * rank puts "ready" with an ack to rank 0 and retries while rank 0 drops it
@@ -30,10 +31,11 @@
 #define BITS_A2A   1
 #define BITS_READY 2
 #define BITS_GO    3
-#define WINDOW     32
+#define WINDOW_DEFAULT 32
 
 static unsigned me, n;
 static unsigned timeout_ms = 600000;
+static unsigned window = WINDOW_DEFAULT;
 static ptl_handle_ni_t ni;
 static ptl_handle_eq_t eq;
 
@@ -163,6 +165,9 @@ int main(int argc, char **argv)
 
 	if (argc > 2)
 		timeout_ms = (unsigned)atoi(argv[2]) * 1000u;
+	const char *we = getenv("P3SCALE_WINDOW");
+	if (we && atoi(we) > 0)
+		window = (unsigned)atoi(we);
 	if (msg < 1 || msg > 65536) {
 		fprintf(stderr, "p3scale: MSG_BYTES must be 1..65536\n");
 		return 2;
@@ -187,7 +192,7 @@ int main(int argc, char **argv)
 	for (unsigned r = 0; r < n; r++)
 		for (size_t i = 0; i < msg; i++)
 			out[r * msg + i] = pat(me, r, i);
-	if ((rc = PtlEQAlloc(ni, 2 * n + 4 * WINDOW + 64, PTL_EQ_HANDLER_NONE, &eq)) != PTL_OK)
+	if ((rc = PtlEQAlloc(ni, 2 * n + 4 * window + 64, PTL_EQ_HANDLER_NONE, &eq)) != PTL_OK)
 		die("PtlEQAlloc", rc);
 	attach(BITS_A2A, in, n * msg);
 	attach(BITS_GO, &go, sizeof(go));
@@ -252,7 +257,7 @@ int main(int argc, char **argv)
 	/* (3) all-to-all */
 	unsigned next = 1, inflight = 0, acks = 0;
 	while (acks < n - 1 || arrivals < n - 1) {
-		while (next < n && inflight < WINDOW) {
+		while (next < n && inflight < window) {
 			unsigned r = (me + next++) % n;
 			if ((rc = PtlPutRegion(omd, r * msg, msg, PTL_ACK_REQ, id[r], PT, 0, BITS_A2A,
 			                       me * msg, me)) != PTL_OK)
