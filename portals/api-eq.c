@@ -3,8 +3,9 @@
  * api-eq.c - event queue calls (API side).  PtlEQGet reads the ring
  * lock-free (eq_ring.h); the waits spin for P3_SPIN_US, then block:
  *   app mode    one waiting thread per NI blocks in the NAL's progress()
- *               (10 ms slices); the LIB side calls the NAL's wakeup() when it
- *               posts to a ring whose eqr_waiters is set.  Other waiting
+ *               (slices of 10 ms, doubling to 100 ms while idle); the LIB
+ *               side calls the NAL's wakeup() when it posts to a ring whose
+ *               eqr_waiters is set.  Other waiting
  *               threads sleep on their ring's futex (1 ms slices), which the
  *               LIB side also wakes.
  *   thread mode on a futex on the ring's eqr_write_seq, which the LIB side
@@ -180,6 +181,11 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 
 	/* Block phase: never spin for long on a 2-core machine. */
 	p3_poll_waiters(s, 1);
+	/* The NAL slice below starts at 10 ms and doubles while nothing comes,
+	 * up to 100 ms: every slice is a wake-up and the NAL's own spin, and
+	 * 1024 idle ranks waking 100 times a second kept both cores busy
+	 * (tools/scale). */
+	int idle_cap = 10;
 	for (;;) {
 		struct p3_api_ni *ni0 = s->nis[0];
 		int slice;
@@ -208,10 +214,12 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 			int multi_ni = 0, cap;
 			for (int i = 1; i < s->n && !multi_ni; i++)
 				multi_ni = s->nis[i] != ni0;
-			cap = multi_ni ? 1 : 10;
+			cap = multi_ni ? 1 : idle_cap;
 			if (multi_ni)
 				p3_poll_kick(s);
 			ni0->ni_if->progress(ni0->ni_lib, slice < 0 || slice > cap ? cap : slice);
+			if (idle_cap < 100)
+				idle_cap *= 2;
 			atomic_store_explicit(&ni0->ni_prog_busy, 0, memory_order_release);
 		} else {
 			/* Another thread drives the NAL: sleep on our rings (the

@@ -85,13 +85,24 @@ int shm_seg_owner_alive(const struct shm_seg_hdr *hdr)
 	return 1;
 }
 
+/* A dead owner's segment is marked CLOSED before it is unlinked: peers
+ * that still map it (the owner was SIGKILLed, so it never said so) check
+ * the state on every send and reconnect to the successor instead of
+ * writing into a ring nobody reads any more (found by tools/soak: puts to
+ * a restarted rank vanished until the dead ring filled). */
+static void shm_seg_mark_closed(struct shm_seg_hdr *hdr)
+{
+	uint32_t alive = SHM_SEG_ALIVE;
+	atomic_compare_exchange_strong(&hdr->sh_state, &alive, SHM_SEG_CLOSED);
+}
+
 /* 1: the existing segment `name` is stale (owner dead, closed, or never
  * finished creating it), 0: a live process owns it, <0: -errno. */
 static int shm_seg_is_stale(const char *name)
 {
 	for (int attempt = 0; attempt < 20; attempt++) {
 		struct stat st;
-		int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+		int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
 
 		if (fd < 0)
 			return errno == ENOENT ? 1 : -errno;
@@ -102,7 +113,7 @@ static int shm_seg_is_stale(const char *name)
 		}
 		if ((size_t)st.st_size >= sizeof(struct shm_seg_hdr)) {
 			struct shm_seg_hdr *hdr =
-			    mmap(NULL, sizeof(*hdr), PROT_READ, MAP_SHARED, fd, 0);
+			    mmap(NULL, sizeof(*hdr), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
 			close(fd);
 			if (hdr == MAP_FAILED)
@@ -112,6 +123,8 @@ static int shm_seg_is_stale(const char *name)
 				known = 1;
 				live = shm_seg_owner_alive(hdr) &&
 				       atomic_load(&hdr->sh_state) != SHM_SEG_CLOSED;
+				if (!live)
+					shm_seg_mark_closed(hdr);
 			}
 			munmap(hdr, sizeof(*hdr));
 			if (known)
@@ -343,7 +356,7 @@ int shm_seg_sweep(uint32_t uid, unsigned int max_check)
 		char name[sizeof(de->d_name) + 2];
 		struct stat st, st2;
 		snprintf(name, sizeof(name), "/%s", de->d_name);
-		int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+		int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
 		if (fd < 0)
 			continue;
 		if (fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct shm_seg_hdr) ||
@@ -351,11 +364,14 @@ int shm_seg_sweep(uint32_t uid, unsigned int max_check)
 			close(fd);
 			continue;
 		}
-		struct shm_seg_hdr *hdr = mmap(NULL, sizeof(*hdr), PROT_READ, MAP_SHARED, fd, 0);
+		struct shm_seg_hdr *hdr =
+		    mmap(NULL, sizeof(*hdr), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		close(fd);
 		if (hdr == MAP_FAILED)
 			continue;
 		int stale = hdr->sh_owner_ospid != 0 && !shm_seg_owner_alive(hdr);
+		if (stale)
+			shm_seg_mark_closed(hdr);
 		munmap(hdr, sizeof(*hdr));
 		char path[sizeof(name) + 16];
 		snprintf(path, sizeof(path), "/dev/shm%s", name);

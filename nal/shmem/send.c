@@ -590,9 +590,17 @@ int shm_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const str
 	if (st == SHM_PEER_DEAD) {
 		pthread_mutex_unlock(&peer->pr_lock);
 		shm_peer_fail(ni, peer, PTL_NI_PEER_DEAD); /* earlier sends to it */
-		if (msg)
-			p3_lib_finalize(ni->ni_lib, msg, PTL_NI_PEER_DEAD);
-		return 0;
+		/* This message is addressed to the Portals id, not to the dead
+		 * incarnation: if a successor is up already, it goes there (an
+		 * ACK or reply to a restarted initiator must not be lost). */
+		pthread_mutex_lock(&peer->pr_lock);
+		st = shm_peer_ensure_locked(ni, peer, shm_now_ns());
+		if (st == SHM_PEER_DEAD) {
+			pthread_mutex_unlock(&peer->pr_lock);
+			if (msg)
+				p3_lib_finalize(ni->ni_lib, msg, PTL_NI_PEER_DEAD);
+			return 0;
+		}
 	}
 	if (st == SHM_PEER_UP && !peer->pr_q_head) {
 		int r = shm_push_locked(ni, peer, &e, hdr);

@@ -803,6 +803,15 @@ static void child_exec(const struct ptlrun_launch *l, int rank, int out_w, int e
 	    setenv("PTL_NAL", o->po_nal, 1) ||
 	    (o->po_progress && setenv("PTL_PROGRESS", o->po_progress, 1)))
 		goto fail;
+	/* shmem: one inbound ring per sender, 64 by default (nal/shmem); a
+	 * larger job gets one per rank unless the user chose (the rings are
+	 * sparse: a ring's pages are touched on first contact only) */
+	if (strcmp(o->po_nal, "shmem") == 0 && o->po_nranks > 64) {
+		char peers[16];
+		snprintf(peers, sizeof(peers), "%d", o->po_nranks);
+		if (setenv("P3_SHMEM_MAX_PEERS", peers, 0) != 0)
+			goto fail;
+	}
 	/* last: until exec closes them we hold every rank's pipes */
 	if (l->pl_nofile)
 		setrlimit(RLIMIT_NOFILE, l->pl_nofile);

@@ -40,13 +40,23 @@ if run udp 0 -n 2 --nal udp "$HELPER" env && has out "[1] PTL_NIDMAP=2130706433:
 else fail "udp map" "$tmp/out"; fi
 # a busy port 21000+rank moves the job to the next free pid block
 if command -v python3 >/dev/null 2>&1; then
+	# the holder says when both ports are bound (a fixed sleep was flaky
+	# under load) and holds them until killed (at most 60 s)
+	rm -f "$tmp/bound"
 	python3 -c 'import socket,sys,time
 s=[socket.socket(socket.AF_INET,socket.SOCK_DGRAM) for _ in range(2)]
-s[0].bind(("127.0.0.1",int(sys.argv[1]))); s[1].bind(("127.0.0.1",int(sys.argv[1])+1)); time.sleep(5)' \
-		$((${P3_RMPP_BASE_PORT:-21000})) &
+s[0].bind(("127.0.0.1",int(sys.argv[1]))); s[1].bind(("127.0.0.1",int(sys.argv[1])+1))
+open(sys.argv[2],"w").close(); time.sleep(60)' \
+		$((${P3_RMPP_BASE_PORT:-21000})) "$tmp/bound" &
 	holder=$!
-	sleep 0.5
-	if run udp-busy 0 -n 2 --nal udp "$HELPER" env && ! has out "[0] PTL_PIDMAP=0:1" &&
+	w=0
+	while [ ! -e "$tmp/bound" ] && [ $w -lt 200 ] && kill -0 "$holder" 2>/dev/null; do
+		sleep 0.05
+		w=$((w + 1))
+	done
+	if [ ! -e "$tmp/bound" ]; then
+		fail "udp busy ports: the port holder did not bind 21000/21001 within 10 s (in use?)" /dev/null
+	elif run udp-busy 0 -n 2 --nal udp "$HELPER" env && ! has out "[0] PTL_PIDMAP=0:1" &&
 	   grep -q '^\[0\] PTL_PIDMAP=[0-9]*:[0-9]*$' "$tmp/out"; then
 		pass "udp: busy ports 21000/21001 -> another pid block ($(sed -n 's/^\[0\] PTL_PIDMAP=//p' "$tmp/out"))"
 	else fail "udp busy ports" "$tmp/out" "$tmp/err"; fi
