@@ -197,7 +197,9 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(tx_direct, "frames sent from a socket connected to the peer (udp SEND_SOCKETS)")         \
 	X(rx_direct, "frames whose source was a peer's connected socket, found by epoch")          \
 	X(tx_gso, "udp: datagrams sent with UDP GSO (runs of frames to one peer the kernel cuts)") \
-	X(rx_placed, "out-of-order RDATA placed in its message's buffer on arrival")
+	X(rx_placed, "out-of-order RDATA placed in its message's buffer on arrival")              \
+	X(auth_drops, "frames dropped: MAC trailer missing or wrong (P3_RMPP_AUTH: forged)")      \
+	X(replay_drops, "frames dropped: authentic but replayed (P3_RMPP_AUTH: seq seen or old)")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;
