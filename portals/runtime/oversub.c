@@ -8,7 +8,9 @@
  * Standalone (no libportals3 state): bench/osu compiles it too, to say in
  * its header what the adapter decided.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "config.h"
 
 #include <p3rt/oversub.h>
