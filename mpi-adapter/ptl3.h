@@ -102,6 +102,11 @@ enum { PTL3_Q_TAG = 0, PTL3_Q_MSG = 1, PTL3_NQ = 2 };
 extern struct fi_provider ptl3_prov;
 
 /* ---- tunables (ptl3_init.c, registered with fi_param_define) */
+/* FI_PTL3_YIELD_POLLS's default on an oversubscribed node */
+#define PTL3_OVERSUB_YIELD_POLLS 64
+/* ... and FI_PTL3_BLOCK_MS's there */
+#define PTL3_OVERSUB_BLOCK_MS 1
+
 struct ptl3_params {
 	char nal[32];		/* shmem|udp|ether|myrinet|lo|auto */
 	char progress[16];	/* app|thread|"" (library default) */
@@ -115,6 +120,7 @@ struct ptl3_params {
 	int pt_base;		/* first portal index used */
 	int rma;		/* offer FI_RMA (PT_RMA); off by default */
 	unsigned yield_polls;	/* sched_yield after this many empty CQ reads (0: never) */
+	int block_ms;		/* with yield_polls: sleep in PtlEQPoll instead (0: yield) */
 	int stage_slots;	/* inject staging slots per endpoint (0: no staging) */
 };
 extern struct ptl3_params ptl3_params;
@@ -477,6 +483,9 @@ void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op);
  * peer that had fallen behind catches up would otherwise fill the EQ between
  * two drains (rma/manyget under load: 30000 events within 8192 reads). */
 void ptl3_ep_drain_locked(struct ptl3_ep *ep);
+/* Sleep in PtlEQPoll on the EP's queues until an event (handled) or
+ * timeout_ms; then drain.  For oversubscribed nodes (ptl3_cq.c). */
+void ptl3_ep_block_locked(struct ptl3_ep *ep, int timeout_ms);
 /* A copy of buf[0..len) owned by op (for FI_INJECT), or NULL (out of
  * memory).  Small copies keep their buffer with the op slot for the next
  * user: a window of injects then allocates nothing (malloc/free of such

@@ -308,6 +308,23 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 	}
 }
 
+static void eq_handle_locked(struct ptl3_ep *ep, ptl_event_t *ev, int unexpected)
+{
+	if (ptl3_trace)
+		fprintf(stderr,
+			"ptl3 trace: %s %s user_ptr %p from %u:%u mbits %#llx rlen %llu mlen %llu "
+			"off %llu hdr %#llx fail %u\n",
+			unexpected ? "ueq" : "eq", PtlEventKindStr(ev->type), ev->md.user_ptr,
+			ev->initiator.nid, ev->initiator.pid, (unsigned long long)ev->match_bits,
+			(unsigned long long)ev->rlength, (unsigned long long)ev->mlength,
+			(unsigned long long)ev->offset, (unsigned long long)ev->hdr_data,
+			ev->ni_fail_type);
+	if (unexpected)
+		ptl3_rxq_ueq_event_locked(ep, ev, (uint64_t)(uintptr_t)ev->md.user_ptr);
+	else
+		eq_event_locked(ep, ev);
+}
+
 /* Callers have driven the NAL (ptl3_ep_progress_locked) or only want the
  * events already there (cancel): an empty EQ does not cost another NAL pass. */
 static void eq_drain_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq, int unexpected)
@@ -328,20 +345,32 @@ static void eq_drain_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq, int unexpect
 			PTL3_WARN(FI_LOG_EP_DATA, "PtlEQGet: %s\n", PtlErrorStr(rc));
 			return;
 		}
-		if (ptl3_trace)
-			fprintf(stderr,
-				"ptl3 trace: %s %s user_ptr %p from %u:%u mbits %#llx rlen %llu mlen %llu "
-				"off %llu hdr %#llx fail %u\n",
-				unexpected ? "ueq" : "eq", PtlEventKindStr(ev.type), ev.md.user_ptr,
-				ev.initiator.nid, ev.initiator.pid, (unsigned long long)ev.match_bits,
-				(unsigned long long)ev.rlength, (unsigned long long)ev.mlength,
-				(unsigned long long)ev.offset, (unsigned long long)ev.hdr_data,
-				ev.ni_fail_type);
-		if (unexpected)
-			ptl3_rxq_ueq_event_locked(ep, &ev, (uint64_t)(uintptr_t)ev.md.user_ptr);
-		else
-			eq_event_locked(ep, &ev);
+		eq_handle_locked(ep, &ev, unexpected);
 	}
+}
+
+/* An oversubscribed node (<p3rt/oversub.h>): MPICH found nothing for a run
+ * of polls, so sleep in Portals until an event arrives on either queue, at
+ * most timeout_ms.  A sleeping rank leaves the core to its peers, and, woken
+ * by the event, gets it back ahead of busy processes (sched_yield would
+ * hand it to whoever runs next, for a whole time slice).  The domain lock
+ * stays held: other threads' calls wait at most timeout_ms. */
+void ptl3_ep_block_locked(struct ptl3_ep *ep, int timeout_ms)
+{
+	if (!ep || !ep->enabled)
+		return;
+	ptl_handle_eq_t eqs[2] = {ep->eq, ep->ueq};
+	ptl_event_t ev;
+	int which = 0;
+	int rc = PtlEQPoll(eqs, 2, (ptl_time_t)timeout_ms, &ev, &which);
+	if (rc == PTL_EQ_DROPPED) {
+		fprintf(stderr, "ptl3: FATAL: Portals event queue overflowed: events lost "
+				"(raise FI_PTL3_EQ_SIZE)\n");
+		abort();
+	}
+	if (rc == PTL_OK)
+		eq_handle_locked(ep, &ev, which == 1);
+	ptl3_ep_drain_locked(ep);
 }
 
 void ptl3_rxq_drain_ueq_locked(struct ptl3_ep *ep)

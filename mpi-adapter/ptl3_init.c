@@ -9,6 +9,8 @@
 
 #include "ptl3.h"
 
+#include <p3rt/oversub.h>
+
 struct ptl3_params ptl3_params;
 int ptl3_trace;
 
@@ -61,6 +63,17 @@ static void get_size(const char *name, size_t *dst, size_t def, size_t min)
 		*dst = (size_t)v;
 }
 
+/* MPICH polls the CQ without ever blocking: on an oversubscribed node
+ * (more local ranks than CPUs, <p3rt/oversub.h>) a rank that spins holds
+ * the core its peer needs, and a 64-byte allreduce on 4 ranks over 2 cores
+ * takes milliseconds instead of microseconds.  There, yield after 64 empty
+ * reads unless FI_PTL3_YIELD_POLLS says otherwise. */
+static int ptl3_oversubscribed(void)
+{
+	struct ptl_oversub os;
+	return ptl_oversub_detect(&os);
+}
+
 void ptl3_params_load(void)
 {
 	int v;
@@ -90,8 +103,11 @@ void ptl3_params_load(void)
 	ptl3_params.close_timeout = (int)n;
 	get_size("pt_base", &n, 8, 0);
 	ptl3_params.pt_base = (int)n;
-	get_size("yield_polls", &n, 0, 0);
+	int oversub = ptl3_oversubscribed();
+	get_size("yield_polls", &n, oversub ? PTL3_OVERSUB_YIELD_POLLS : 0, 0);
 	ptl3_params.yield_polls = (unsigned)n;
+	get_size("block_ms", &n, oversub ? PTL3_OVERSUB_BLOCK_MS : 0, 0);
+	ptl3_params.block_ms = (int)(n > 1000 ? 1000 : n);
 	get_size("stage_slots", &n, 256, 0);
 	ptl3_params.stage_slots = (int)(n > PTL3_STAGE_SLOT_MASK ? PTL3_STAGE_SLOT_MASK : n);
 	ptl3_params.rma = 1;
@@ -129,7 +145,12 @@ FI_EXT_INI
 			"first Portals table index used by an endpoint (default: 8)");
 	fi_param_define(&ptl3_prov, "yield_polls", FI_PARAM_INT,
 			"sched_yield() after this many consecutive empty CQ reads, so oversubscribed "
-			"ranks let their peers run (0: never, the default)");
+			"ranks let their peers run (0: never; default: 64 when the node has more "
+			"local ranks than CPUs (P3_OVERSUBSCRIBED, p3rt/oversub.h), else 0)");
+	fi_param_define(&ptl3_prov, "block_ms", FI_PARAM_INT,
+			"after FI_PTL3_YIELD_POLLS empty CQ reads, sleep in PtlEQPoll until an event or "
+			"this many milliseconds instead of sched_yield() (0: yield; default: 1 on an "
+			"oversubscribed node, else 0; at most 1000)");
 	fi_param_define(&ptl3_prov, "stage_slots", FI_PARAM_INT,
 			"inject sends in flight that are staged in one region exposed once, not an ME "
 			"and MD each (0: none; default: 256)");

@@ -157,11 +157,15 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 	/* Spin phase: cheap latency for the common case.  When every NI has a
 	 * progress thread, the events come from those threads: yield the CPU
 	 * instead of pausing, or a rank pinned to one core starves its own
-	 * progress thread for the whole spin budget.  The clock is read every
+	 * progress thread for the whole spin budget; on an oversubscribed node
+	 * (<p3rt/oversub.h>) the peer may wait for this very core: yield too.
+	 * The clock is read every
 	 * 16 passes only (a vDSO clock read costs as much as a pass). */
-	int threaded = 1;
-	for (int i = 0; i < s->n; i++)
+	int threaded = 1, oversub = 0;
+	for (int i = 0; i < s->n; i++) {
 		threaded &= s->nis[i]->ni_thread != 0;
+		oversub |= s->nis[i]->ni_oversub;
+	}
 	unsigned int spins = 0;
 	now = start;
 	do {
@@ -171,7 +175,7 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 			return rc;
 		if (timeout_ms == 0)
 			return PTL_EQ_EMPTY;
-		if (threaded)
+		if (threaded || oversub)
 			sched_yield();
 		else
 			p3_cpu_relax();

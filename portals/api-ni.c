@@ -9,6 +9,8 @@
 
 #include "runtime.h"
 
+#include <p3rt/oversub.h>
+
 struct p3_api_ni p3_api_nis[P3_MAX_NIS];
 pthread_mutex_t p3_api_lock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic int p3_api_refs;
@@ -200,6 +202,8 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
 	}
 	ni->ni_nal = ops;
 	ni->ni_thread = ni->ni_if->progress_thread(ni->ni_lib);
+	struct ptl_oversub os;
+	ni->ni_oversub = ptl_oversub_detect(&os);
 	ni->ni_refs = 1;
 	ni->ni_gen = args.ni_gen ? args.ni_gen : 1;
 	*ni_handle = p3_handle_make(P3_HT_NI, slot, ni->ni_gen, 0);

@@ -129,6 +129,8 @@ uint8_t *rmpp_ep_tx_slot(struct rmpp_ep *ep, const struct rmpp_addr *dst)
 
 void rmpp_ep_tx_commit(struct rmpp_ep *ep, size_t len, bool direct)
 {
+	if (ep->auth.on) /* the slot has room: link.mtu was lowered at create */
+		len = rmpp_auth_seal(&ep->auth, ep->txf[ep->ntx].data, len);
 	ep->txf[ep->ntx].len = len;
 	ep->txf[ep->ntx].direct = direct;
 	ep->ntx++;
@@ -140,8 +142,18 @@ void rmpp_ep_rx_frame(struct rmpp_ep *ep, const uint8_t *data, size_t len,
 		      const struct rmpp_addr *src)
 {
 	struct rmpp_pkt pkt;
+	uint64_t seq = 0;
 	ep->ctr.rx_pkts++;
 	ep->ctr.rx_bytes += len;
+	if (ep->auth.on) {
+		size_t body;
+		if (rmpp_auth_verify(&ep->auth, data, len, &body, &seq) != 0) {
+			ep->ctr.auth_drops++;
+			rmpp_log(ep, RMPP_LOG_DEBUG, src, "dropped frame of %zu bytes: bad MAC", len);
+			return;
+		}
+		len = body;
+	}
 	int rc = rmpp_pkt_parse(data, len, RMPP_PARSE_VERIFY_CRC, &pkt);
 	if (rc == 0 && ep->link.require_crc && !(pkt.flags & RMPP_F_CRC) &&
 	    pkt.type != RMPP_PKT_HELLO && pkt.type != RMPP_PKT_HELLO_ACK)
@@ -191,6 +203,12 @@ void rmpp_ep_rx_frame(struct rmpp_ep *ep, const uint8_t *data, size_t len,
 		c = conn_create(ep, &from);
 		if (!c)
 			return;
+	}
+	if (ep->auth.on && rmpp_replay_check(&c->replay, seq) != 0) {
+		ep->ctr.replay_drops++;
+		rmpp_log(ep, RMPP_LOG_DEBUG, &from, "dropped replayed frame (seq %llu)",
+			 (unsigned long long)seq);
+		return;
 	}
 	RMPP_PP_MARK(ep, RMPP_PP_RX_CONN);
 	rmpp_rel_rx(ep, c, &pkt, data, len);
@@ -748,7 +766,14 @@ int rmpp_ep_create(const struct rmpp_ep_attr *attr, struct rmpp_ep **epp)
 			ep->epoch = (uint32_t)rmpp_now_us() ^ (uint32_t)getpid();
 	} while (ep->epoch == 0);
 
-	int rc = rmpp_fault_parse(&ep->fault, getenv("P3_RMPP_FAULT"));
+	char aerr[160];
+	int rc = rmpp_auth_init(&ep->auth, aerr, sizeof(aerr));
+	if (rc) {
+		rmpp_log(ep, RMPP_LOG_ERR, NULL, "%s", aerr);
+		rc = -EINVAL;
+		goto fail;
+	}
+	rc = rmpp_fault_parse(&ep->fault, getenv("P3_RMPP_FAULT"));
 	if (rc) {
 		rmpp_log(ep, RMPP_LOG_ERR, NULL, "P3_RMPP_FAULT='%s': syntax error",
 			 getenv("P3_RMPP_FAULT"));
@@ -783,7 +808,11 @@ int rmpp_ep_create(const struct rmpp_ep_attr *attr, struct rmpp_ep **epp)
 		rc = -EINVAL;
 		goto fail;
 	}
-	ep->txbuf_stride = (LINK_HEADROOM + ep->link.mtu + 63) & ~(size_t)63;
+	/* authenticated frames end with a trailer: frames are built that much
+	 * smaller, and every slot has room for it */
+	if (ep->auth.on)
+		ep->link.mtu -= RMPP_AUTH_LEN;
+	ep->txbuf_stride = (LINK_HEADROOM + ep->link.mtu + RMPP_AUTH_LEN + 63) & ~(size_t)63;
 	ep->txbuf = malloc(ep->txbuf_stride * ep->cfg.batch);
 	ep->txf = calloc(ep->cfg.batch, sizeof(*ep->txf));
 	ep->rxf = calloc(ep->cfg.batch, sizeof(*ep->rxf));
@@ -807,9 +836,10 @@ int rmpp_ep_create(const struct rmpp_ep_attr *attr, struct rmpp_ep **epp)
 		}
 	}
 	char abuf[64];
-	rmpp_log(ep, RMPP_LOG_INFO, NULL, "endpoint %s link %s mtu %zu epoch %08x crc %s",
+	rmpp_log(ep, RMPP_LOG_INFO, NULL, "endpoint %s link %s mtu %zu epoch %08x crc %s auth %s",
 		 rmpp_addr_str(&ep->link.self, abuf, sizeof(abuf)), ep->link.ops->name,
-		 ep->link.mtu, ep->epoch, ep->link.require_crc ? "on" : "off");
+		 ep->link.mtu, ep->epoch, ep->link.require_crc ? "on" : "off",
+		 ep->auth.on ? "on" : "off");
 	*epp = ep;
 	return 0;
 fail:

@@ -5,6 +5,7 @@
 
 #include "rmpp.h"
 #include "rmpp_wire.h"
+#include "rmpp_auth.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -266,6 +267,7 @@ struct rmpp_conn {
 	bool peer_known;     /* we know peer epoch/ISN */
 	bool peer_knows_us;  /* peer sent dst_epoch == ours */
 	bool peer_crc;
+	struct rmpp_replay replay; /* P3_RMPP_AUTH: seqs seen from this peer */
 	uint32_t mtu;        /* frame size towards this peer */
 	/* path-MTU probing in the handshake (rel.c) */
 	uint32_t probe_mtu;   /* size our HELLO probes are padded to */
@@ -344,6 +346,7 @@ struct rmpp_ep {
 	struct rmpp_link link;
 	uint16_t ep_id;
 	uint32_t epoch;
+	struct rmpp_auth auth; /* P3_RMPP_AUTH: trailer on every frame */
 	int log_level;
 	int wake_fd;  /* eventfd */
 	int epoll_fd; /* link fd + wake fd (+ timer fd) */

@@ -40,6 +40,8 @@ mask() { # figures -> '~' of the same width; '#' lines kept as they are
 import re, sys
 for line in open(sys.argv[1]):
     line = line.rstrip("\n")
+    if line.startswith("# p3stack"):  # our oversubscription note (osu_util.c)
+        continue
     if not line.startswith("#"):
         line = re.sub(r"\s*-?\d+\.\d+", lambda m: "~" * len(m.group(0)), line)
     print(line)' "$1"

@@ -1,6 +1,8 @@
 /* bench/osu/osu_util.c: shared harness of the OSU-style benchmarks. */
 #include "osu_util.h"
 
+#include <p3rt/oversub.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -350,9 +352,33 @@ size_t osu_next_size(size_t size)
     return size ? size * 2 : 1;
 }
 
+/* Over the ptl3 provider, say when its polls yield the CPU (an
+ * oversubscribed node, <p3rt/oversub.h>, or FI_PTL3_YIELD_POLLS): figures
+ * then mean something else than busy-polling ones.  A "# p3stack" line is
+ * not 3.6's: the checkers skip it.  Silent otherwise, so the output stays
+ * 3.6's. */
+static void print_p3stack_note(void)
+{
+    const char *prov = getenv("FI_PROVIDER");
+    if (!prov || strcmp(prov, "ptl3"))
+        return;
+    struct ptl_oversub os;
+    char what[160];
+    ptl_oversub_detect(&os);
+    ptl_oversub_describe(&os, what, sizeof(what));
+    const char *yp = getenv("FI_PTL3_YIELD_POLLS");
+    if (yp && *yp)
+        printf("# p3stack ptl3: FI_PTL3_YIELD_POLLS=%s set (%s)\n", yp, what);
+    else if (os.oversubscribed)
+        printf("# p3stack ptl3: %s (by default: after FI_PTL3_YIELD_POLLS=%d empty polls, "
+               "sleep until an event, FI_PTL3_BLOCK_MS=%d at most)\n",
+               what, 64, 1);
+}
+
 void osu_print_header(const struct osu_opts *o)
 {
     printf("# %s v%s\n", o->benchmark, OSU_VERSION);
+    print_p3stack_note();
     if (o->device_args_given)
         printf("# Send Buffer on HOST (H) and Receive Buffer on HOST (H)\n");
     fflush(stdout);

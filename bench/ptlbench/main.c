@@ -8,6 +8,8 @@
 #include "ptlbench-commit.h"
 #include "rmpp.h" /* RMPP_COUNTERS: the xdp NAL's status registers */
 
+#include <p3rt/oversub.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -337,6 +339,10 @@ static void mask_str(uint64_t m, char *buf, size_t len)
 
 static void exchange_cpus(struct pb_ctx *c)
 {
+	struct ptl_oversub os;
+	ptl_oversub_detect(&os);
+	ptl_oversub_describe(&os, c->oversub, sizeof(c->oversub));
+
 	uint64_t mine = my_cpu_mask(), peer = 0;
 	char a[24], b[24];
 

@@ -95,6 +95,7 @@ struct pb_ctx {
 	char commit[64];
 	char date[32];
 	char cpus[128];
+	char oversub[160]; /* <p3rt/oversub.h>: do waits yield? */
 	double load[1]; /* 1-minute load average at start: other busy processes skew figures */
 
 	/* Portals state (unused with --ref-only) */

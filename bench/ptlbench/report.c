@@ -19,6 +19,8 @@ static void header_lines(struct pb_ctx *c, const struct pb_table *t, const char 
 	if (c->cpus[0])
 		printf("# cpus: %s  load: %.2f (1-min average at start; > 0.5 means other busy processes)\n",
 		       c->cpus, c->load[0]);
+	if (c->oversub[0])
+		printf("# oversubscription: %s\n", c->oversub);
 	if (c->npairs > 1)
 		printf("# ranks: %d, %d pairs measured at once (rank r with rank r+%d); figures of ranks 0 "
 		       "and %d\n",

@@ -13,6 +13,8 @@
  */
 #include "rmpp_nal.h"
 
+#include <p3rt/oversub.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
@@ -97,10 +99,13 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 
 	/* A LIB progress thread spins in progress() beside the application's own
 	 * wait (which yields in thread mode): spin with sched_yield rather than
-	 * pause, or a rank pinned to one core starves the other thread. */
+	 * pause, or a rank pinned to one core starves the other thread.  So
+	 * does a rank on an oversubscribed node (<p3rt/oversub.h>), whose peer
+	 * may be waiting for this very core. */
 	struct rmpp_config cfg;
 	rmpp_config_init(&cfg);
-	if (args->progress_thread && !getenv("P3_RMPP_SPIN_YIELD"))
+	struct ptl_oversub os;
+	if ((args->progress_thread || ptl_oversub_detect(&os)) && !getenv("P3_RMPP_SPIN_YIELD"))
 		cfg.spin_yield = 1;
 	struct rmpp_ep_attr attr = {
 		.link = link,

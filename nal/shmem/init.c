@@ -14,6 +14,8 @@
 
 #include "shmem.h"
 
+#include <p3rt/oversub.h>
+
 /* ---- configuration ----------------------------------------------------- */
 
 struct shm_param {
@@ -87,6 +89,19 @@ uint64_t shm_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Whether the progress spin yields the CPU instead of pausing:
+ * P3_SHMEM_SPIN_YIELD=0|1 if set, else with a progress thread (it shares the
+ * application thread's core when the rank is pinned) or on an
+ * oversubscribed node (<p3rt/oversub.h>). */
+static int shm_spin_yield(int progress_thread)
+{
+	const char *s = getenv("P3_SHMEM_SPIN_YIELD");
+	if (s && (!strcmp(s, "0") || !strcmp(s, "1")))
+		return s[0] == '1';
+	struct ptl_oversub o;
+	return progress_thread || ptl_oversub_detect(&o);
+}
+
 static uint64_t shm_random64(void)
 {
 	uint64_t v = 0;
@@ -134,6 +149,7 @@ static int shm_init(struct p3_lib *lib, const struct p3_nal_init_args *args,
 	ni->ni_uid = (uint32_t)getuid();
 	ni->ni_jid = args->jid == PTL_JID_ANY ? 0 : args->jid;
 	ni->ni_progress_thread = args->progress_thread;
+	ni->ni_spin_yield = shm_spin_yield(args->progress_thread);
 	ni->ni_ospid = (uint32_t)getpid();
 
 	ni->ni_cma = 0;

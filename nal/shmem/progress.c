@@ -211,9 +211,11 @@ int shm_progress(void *priv, int timeout_ms)
 				break;
 		}
 		/* Driven by a progress thread, which shares its core with the
-		 * application thread when the rank is pinned: yield instead of
-		 * pausing, or the application waits for the whole spin. */
-		if (ni->ni_progress_thread)
+		 * application thread when the rank is pinned, or on an
+		 * oversubscribed node (more ranks than CPUs): yield instead of
+		 * pausing, or the thread or rank we wait for waits for the
+		 * whole spin. */
+		if (ni->ni_spin_yield)
 			sched_yield();
 		else
 			shm_cpu_relax();

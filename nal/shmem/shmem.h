@@ -406,6 +406,7 @@ struct shm_ni {
 	uint32_t ni_uid, ni_jid, ni_ospid;
 	struct shm_config ni_cf;
 	int ni_progress_thread; /* LIB drives us from a progress thread */
+	int ni_spin_yield;      /* the progress spin yields (shm_spin_yield) */
 	int ni_cma; /* single copy usable (probed at init) */
 
 	struct shm_seg ni_seg;

@@ -86,6 +86,20 @@ job_env() { # nal rank progress
 	echo "PTL_NAL=$1 PTL_MY_RID=$2 PTL_NIDMAP=10.77.0.1:10.77.0.2 PTL_PIDMAP=$PIDBASE:$((PIDBASE + 1)) PTL_MY_JID=$((PIDBASE + 7)) PTL_PROGRESS=$3 P3_RMPP_IFNAME=eth0"
 }
 
+# pick_free_pidbase: move PIDBASE on until the udp ports of pids PIDBASE and
+# PIDBASE + 1 are free on 127.0.0.1 (other jobs on a shared machine hold some)
+pick_free_pidbase() {
+	_tries=0
+	until python3 -c 'import socket, sys
+for p in (int(sys.argv[1]), int(sys.argv[1]) + 1):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", p)); s.close()' \
+		$((${P3_RMPP_BASE_PORT:-21000} + PIDBASE)) 2>/dev/null; do
+		_tries=$((_tries + 1))
+		[ $_tries -gt 50 ] && { echo "FAIL: no two free udp ports near $PIDBASE"; exit 1; }
+		PIDBASE=$((PIDBASE + 2))
+	done
+}
+
 # in_host I cmd...: run in host I's namespace
 in_host() { h=$1; shift; ip netns exec "$TAG-h$h" "$@"; }
 
@@ -157,7 +171,7 @@ run_pair() {
 
 # reg OUTFILE NAME: value of the rmpp counter NAME printed by wireput
 # (order of RMPP_COUNTERS in rmpp/rmpp.h)
-RMPP_COUNTERS="tx_pkts tx_bytes rx_pkts rx_bytes tx_payload_bytes tx_msgs rx_msgs eager_msgs rndv_msgs retx_fast retx_rto retx_tlp rto_expired dup_rx dsack_tx dsack_rx sack_blocks_tx sack_blocks_rx ooo_rx acks_tx acks_rx csum_drops malformed_drops window_drops stale_drops credit_stalls probes_tx rnr_tx rnr_rx rx_defers hello_tx resets_tx resets_rx peers_dead peers_restarted ops_failed fault_drops fault_dups fault_reorders fault_corrupts fault_truncs send_errors mtu_fallbacks rx_buffered_peak lazy_held lazy_carried"
+RMPP_COUNTERS="tx_pkts tx_bytes rx_pkts rx_bytes tx_payload_bytes tx_msgs rx_msgs eager_msgs rndv_msgs retx_fast retx_rto retx_tlp rto_expired dup_rx dsack_tx dsack_rx sack_blocks_tx sack_blocks_rx ooo_rx acks_tx acks_rx csum_drops malformed_drops window_drops stale_drops credit_stalls probes_tx rnr_tx rnr_rx rx_defers hello_tx resets_tx resets_rx peers_dead peers_restarted ops_failed fault_drops fault_dups fault_reorders fault_corrupts fault_truncs send_errors mtu_fallbacks rx_buffered_peak lazy_held lazy_carried tx_direct rx_direct tx_gso rx_placed xdp_mode xdp_tx_kicks xdp_rx_kicks xdp_tx_full xdp_rx_dropped linger_passes auth_drops replay_drops"
 reg() {
 	i=0
 	for c in $RMPP_COUNTERS; do

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -756,10 +757,56 @@ struct ptlrun_launch {
 	const char *pl_nidmap;
 	const char *pl_pidmap;
 	char pl_jid[16];
+	char pl_authkey[65]; /* P3_RMPP_AUTH_KEY: the job's random key, hex */
 	const sigset_t *pl_oldmask;
 	const struct rlimit *pl_nofile; /* to restore in the ranks, or NULL */
 	int pl_stdin_tty;
 };
+
+/* Every rank ptlrun starts runs on this machine (--hosts: namespaces of it),
+ * on the CPUs of --cpus or of ptlrun's affinity: tell the ranks, so they
+ * know whether the node is oversubscribed (<p3rt/oversub.h>).  Variables
+ * already set are kept. */
+static int export_node_shape(const struct ptlrun_opts *o)
+{
+	char v[16];
+	snprintf(v, sizeof(v), "%d", o->po_nranks);
+	if (setenv("P3_LOCAL_RANKS", v, 0) != 0)
+		return -1;
+	if (o->po_ncpus <= 0)
+		return 0;
+	int distinct = 0;
+	for (int i = 0; i < o->po_ncpus; i++) {
+		int seen = 0;
+		for (int j = 0; j < i && !seen; j++)
+			seen = o->po_cpus[j] == o->po_cpus[i];
+		distinct += !seen;
+	}
+	snprintf(v, sizeof(v), "%d", distinct);
+	return setenv("P3_NODE_CPUS", v, 0);
+}
+
+/* A fresh 32-byte key for the job's rmpp frame authentication
+ * (P3_RMPP_AUTH, rmpp/rmpp_auth.h), as 64 hex digits. */
+static int job_auth_key(char hex[65])
+{
+	uint8_t key[32];
+	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+		return -1;
+	for (size_t i = 0; i < sizeof(key); i++)
+		snprintf(hex + 2 * i, 3, "%02x", key[i]);
+	return 0;
+}
+
+/* The key goes to every rank (unless the environment has one); frames are
+ * authenticated by default in --hosts jobs, whose frames cross a network
+ * (P3_RMPP_AUTH, unless set), not on a single host's loopback. */
+static int export_auth(const struct ptlrun_launch *l)
+{
+	if (setenv("P3_RMPP_AUTH_KEY", l->pl_authkey, 0) != 0)
+		return -1;
+	return l->pl_hosts->ph_n ? setenv("P3_RMPP_AUTH", "on", 0) : 0;
+}
 
 /* In the child: never returns. */
 static void child_exec(const struct ptlrun_launch *l, int rank, int out_w, int err_w, int status_w)
@@ -801,7 +848,8 @@ static void child_exec(const struct ptlrun_launch *l, int rank, int out_w, int e
 	if (setenv("PTL_MY_RID", rid, 1) || setenv("PTL_NIDMAP", l->pl_nidmap, 1) ||
 	    setenv("PTL_PIDMAP", l->pl_pidmap, 1) || setenv("PTL_MY_JID", l->pl_jid, 1) ||
 	    setenv("PTL_NAL", o->po_nal, 1) ||
-	    (o->po_progress && setenv("PTL_PROGRESS", o->po_progress, 1)))
+	    (o->po_progress && setenv("PTL_PROGRESS", o->po_progress, 1)) ||
+	    export_node_shape(o) != 0 || export_auth(l) != 0)
 		goto fail;
 	/* shmem: one inbound ring per sender, 64 by default (nal/shmem); a
 	 * larger job gets one per rank unless the user chose (the rings are
@@ -972,8 +1020,15 @@ int main(int argc, char **argv)
 		free(o.po_cpus);
 		return PTLRUN_EXIT_EXEC;
 	}
+	char authkey[65];
 	ptlrun_nranks = o.po_nranks;
 	ptlrun_ranks = calloc((size_t)o.po_nranks, sizeof(*ptlrun_ranks));
+	if (job_auth_key(authkey) != 0) {
+		fprintf(stderr, "ptlrun: getrandom: %s (the job's frame-authentication key)\n",
+		        strerror(errno));
+		free(ptlrun_ranks);
+		ptlrun_ranks = NULL;
+	}
 	if (!ptlrun_ranks) {
 		fprintf(stderr, "ptlrun: out of memory\n");
 		ptlrun_hosts_teardown(&hosts);
@@ -1003,6 +1058,7 @@ int main(int argc, char **argv)
 	l.pl_nidmap = nidstr;
 	l.pl_pidmap = pidstr;
 	snprintf(l.pl_jid, sizeof(l.pl_jid), "%u", (unsigned int)getpid());
+	memcpy(l.pl_authkey, authkey, sizeof(authkey));
 	l.pl_oldmask = &oldmask;
 	l.pl_stdin_tty = isatty(0);
 	/* two pipes per rank: raise our descriptor limit if needed (the
