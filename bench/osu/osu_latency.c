@@ -13,7 +13,7 @@ int main(int argc, char **argv)
     if (rc)
         return rc;
     char *sbuf, *rbuf;
-    osu_pt2pt_buffers(o.max_size, 64, &sbuf, &rbuf);
+    osu_latency_buffers(o.max_size, &sbuf, &rbuf);
     if (rank == 0) {
         osu_print_header(&o);
         osu_print_colhdr(o.label);
@@ -39,6 +39,6 @@ int main(int argc, char **argv)
             }
         }
     }
-    osu_pt2pt_buffers_free(sbuf, rbuf);
+    osu_latency_buffers_free(sbuf, rbuf);
     return osu_finish();
 }

@@ -72,6 +72,12 @@ int osu_finish(void);
 #define OSU_STATIC_BYTES (((size_t)1 << 22) + OSU_MAX_ALIGN)
 void osu_pt2pt_buffers(size_t need, size_t align, char **sbuf, char **rbuf);
 void osu_pt2pt_buffers_free(char *sbuf, char *rbuf);
+/* osu_latency's buffers at the genuine 3.6 osu_latency's page offsets (two
+ * adjacent arrays of 4 MiB + 64, receive buffer first, at 0xc0 and 0x100
+ * after 64-byte alignment: osu_lat_buffers.c says why); heap buffers from
+ * osu_pt2pt_buffers when `need` is larger. */
+void osu_latency_buffers(size_t need, char **sbuf, char **rbuf);
+void osu_latency_buffers_free(char *sbuf, char *rbuf);
 
 /* Aligned, zeroed allocation; aborts the job on failure. */
 void *osu_alloc(size_t bytes, size_t align);
