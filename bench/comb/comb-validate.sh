@@ -49,7 +49,11 @@ COMB="./comb poll -s 100k -q 4 --unit us --min-interval 10000 --max-interval 100
 PWW="./comb pww -s 100k --unit us --min-interval 10000 --max-interval 10000 --iters 10 --dry-runs 3 --reps 9 --cpus $A,$B $NICE"
 workratio() {   # PWW: 100 x work_dry / work (the work phase's share of the CPU)
     timeout 120 "$MPIEXEC" -n 2 $PWW "$@" >"$out/p" 2>"$out/e" || { cat "$out/e" >&2; echo -1; return; }
-    awk '!/^#/ && NF == 8 && $6 > 0 { r = 100 * $8 / $6 } END { print (r == "" ? -1 : r) }' "$out/p"
+    # A point whose availability came out above 100 % is printed as a
+    # '# not published:' row (comb.c), but its work figures are still the
+    # ones validated here: read them from that row too.
+    sed 's/^# not published: //' "$out/p" |
+        awk '!/^#/ && NF >= 8 && $6 > 0 { r = 100 * $8 / $6 } END { print (r == "" ? -1 : r) }'
 }
 avail() {   # runs comb with extra args, prints the availability column
     timeout 120 "$MPIEXEC" -n 2 $COMB "$@" >"$out/o" 2>"$out/e" || { cat "$out/e" >&2; echo -1; return; }
@@ -65,8 +69,12 @@ for attempt in 1 2 3; do
     if within "$a0" $((100 - TOL)) $((102 + TOL)); then ok=1; break; fi
 done
 [ $ok = 1 ] || { echo "FAIL: availability without load"; fails=$((fails + 1)); }
-r0=$(workratio)
-echo "pww no load: work_dry/work $r0 %"
+for attempt in 1 2 3; do
+    r0=$(workratio)
+    echo "pww no load: work_dry/work $r0 %, attempt $attempt"
+    within "$r0" 0 1000 && break
+done
+within "$r0" 0 1000 || { echo "FAIL: pww without load gave no work figure"; fails=$((fails + 1)); }
 
 for share in 0.25 0.10; do
     expect=$(awk -v f=$share -v a0="$a0" 'BEGIN { if (a0 > 100) a0 = 100; printf "%.1f", a0 * (1 - f) }')
