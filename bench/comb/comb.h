@@ -10,7 +10,7 @@
 /* --csv: the columns after the figures */
 #define CSV_SPREAD_COLUMNS                                                                   \
     "reps,availability_min,availability_max,bandwidth_min,bandwidth_max,dry_redone,"       \
-    "dry_disturbed,remeasured,msg_worker_cpu_share,msg_worker_nivcsw,status"
+    "dry_disturbed,rep_redone,remeasured,msg_worker_cpu_share,msg_worker_nivcsw,status"
 
 struct opts {
     int pww;

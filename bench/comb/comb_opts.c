@@ -39,8 +39,10 @@ static void usage(FILE *f)
 "Rows: size interval bandwidth(MB/s) availability(%%) [pww: post(us) work(us)\n"
 "wait(us) work_dry(us)], medians of the repetitions; bandwidth = bytes received by\n"
 "the worker / time, MB = 1e6.  --csv adds " CSV_SPREAD_COLUMNS ".\n"
-"A point whose median availability exceeds 100 %% is measured again (twice at most)\n"
-"and otherwise not published: status over-100, empty availability (text: '#' row).\n");
+"A repetition whose availability exceeds 100 %% is measured again (up to 3 tries),\n"
+"between the latest dry run and a new one; a point with a repetition still above\n"
+"100 %% is measured again (twice at most) and otherwise not published: status\n"
+"over-100, empty availability (text: '#' row).\n");
 }
 
 static int parse_size(const char *s, size_t *out)
