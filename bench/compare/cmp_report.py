@@ -162,16 +162,10 @@ def write_reports(ctx, stacks, figs_done, figs_missing):
                f"`bench/comb/comb-validate.sh` (tolerance 5 points): **{ctx.validation[0]}**", "", "```"]
         md += ctx.validation[1] + ["```", ""]
     md += ["## Not produced", ""]
-    if not figs_missing and not ctx.failures and not any(s.unavailable for s in stacks):
+    missing = not_produced(ctx, stacks, figs_missing)
+    if not missing:
         md.append("Everything was produced.")
-    for s in stacks:
-        if s.unavailable:
-            md.append(f"- stack `{s.name}` unavailable: {s.unavailable}")
-    for a, b, c in ctx.failures:
-        md.append(f"- `{a}` / {b}: {c}")
-    for a, b in figs_missing:
-        md.append(f"- figure {a}: {b}")
-    md.append("")
+    md += [f"- {md_name} {text}" for md_name, _, text in missing] + [""]
     with open(os.path.join(ctx.out, "report.md"), "w") as f:
         f.write("\n".join(md))
 
@@ -236,16 +230,20 @@ def write_reports(ctx, stacks, figs_done, figs_missing):
               f"<p>bench/comb/comb-validate.sh (tolerance 5 points): <b>{html.escape(ctx.validation[0])}</b></p>",
               "<pre>" + html.escape("\n".join(ctx.validation[1])) + "</pre>"]
     h.append("<h2>Not produced</h2><ul>")
-    for s in stacks:
-        if s.unavailable:
-            h.append(f"<li>stack {html.escape(s.name)} unavailable: {html.escape(s.unavailable)}</li>")
-    for a, b, c in ctx.failures:
-        h.append(f"<li>{html.escape(a)} / {html.escape(b)}: {html.escape(c)}</li>")
-    for a, b in figs_missing:
-        h.append(f"<li>figure {html.escape(a)}: {html.escape(b)}</li>")
+    h += [f"<li>{html.escape(name)} {html.escape(text)}</li>" for _, name, text in missing]
     h.append("</ul></body></html>")
     with open(os.path.join(ctx.out, "report.html"), "w") as f:
         f.write("\n".join(h))
+
+
+def not_produced(ctx, stacks, figs_missing):
+    """What the run did not produce, one (markdown name, plain name, text)
+    per item: unavailable stacks, failed benchmark runs, missing figures."""
+    items = [(f"stack `{s.name}`", f"stack {s.name}", f"unavailable: {s.unavailable}")
+             for s in stacks if s.unavailable]
+    items += [(f"`{a}` /", f"{a} /", f"{b}: {c}") for a, b, c in ctx.failures]
+    items += [(f"figure {a}:", f"figure {a}:", b) for a, b in figs_missing]
+    return items
 
 
 def fidelity_lines(fid):
