@@ -28,6 +28,7 @@ struct p3_lib {
 	int drop;       /* drop the next request (msg == NULL) */
 	unsigned parsed, fin_ok, fin_fail, fin_unlinked, drops;
 	unsigned acks_lost;
+	unsigned replies_lost;
 	ptl_ni_fail_t ack_lost_status;
 	unsigned types[8]; /* types of the first 8 parsed headers */
 	uint64_t last_mlen;
@@ -73,6 +74,16 @@ void p3_lib_ack_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t 
 	ck_assert_uint_eq(mdh, 77);
 	ck_assert_uint_eq(link, 1234);
 	lib->acks_lost++;
+	lib->ack_lost_status = status;
+}
+
+void p3_lib_reply_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t mdh,
+		       uint64_t offset, ptl_ni_fail_t status)
+{
+	(void)peer;
+	(void)mdh;
+	(void)offset;
+	lib->replies_lost++;
 	lib->ack_lost_status = status;
 }
 
