@@ -77,6 +77,11 @@ static void forge_to_a(struct rmpp_pkt *p)
 	ck_assert_int_gt(len, 0);
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(s, 0);
+	/* not from an ephemeral port: there may be none left */
+	struct sockaddr_in me = {.sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				 .sin_port = htons(h_fixed_port())};
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&me, sizeof(me)), 0);
 	struct sockaddr_in to = {.sin_family = AF_INET,
 	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
 	                         .sin_port = htons(A.port)};
