@@ -250,6 +250,26 @@ int p3_lib_in_progress_thread(const struct p3_lib *lib);
 void p3_lib_ack_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t mdh,
 		     uint64_t link, ptl_ni_fail_t status);
 
+/* The REPLY a get or GetPut asked for (header md_handle = mdh, md_offset =
+ * offset) will not come: the target died, closed or restarted after the
+ * request was delivered.  Posts REPLY_END on that MD with ni_fail_type =
+ * status (mlength 0) so the initiator's wait ends, unless the MD is gone.
+ * Call it only after the request's own p3_lib_finalize with PTL_NI_OK (a
+ * failed request reports through its own REPLY_END / SEND_END). */
+void p3_lib_reply_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t mdh,
+		       uint64_t offset, ptl_ni_fail_t status);
+
+/* True for a header whose target owes the initiator an answer: a put with
+ * an ACK MD, a get or a GetPut (the NALs watch those: nal/rmpp/ackwait.c,
+ * nal/shmem/await.c). */
+static inline int p3_hdr_wants_answer(const struct p3_hdr *hdr)
+{
+	if (hdr->type == P3_MSG_GET || hdr->type == P3_MSG_GETPUT)
+		return 1;
+	return hdr->type == P3_MSG_PUT && hdr->md_handle != PTL_MD_NONE &&
+	       hdr->md_handle != PTL_INVALID_HANDLE;
+}
+
 /* This NI's own process id (valid after init returned). */
 ptl_process_id_t p3_lib_id(const struct p3_lib *lib);
 

@@ -198,6 +198,31 @@ out:
 		p3_defer_run(lib, &d);
 }
 
+void p3_lib_reply_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t mdh,
+		       uint64_t offset, ptl_ni_fail_t status)
+{
+	struct p3_defer d;
+	struct p3_md *md;
+	struct p3_evinfo ei;
+
+	p3_defer_init(&d);
+	p3_lib_lock(lib);
+	md = p3_obj_lookup_locked(&lib->lib_mds, mdh);
+	/* An MD unlinked meanwhile waits for nothing: no event. */
+	if (md && p3_md_active(md)) {
+		memset(&ei, 0, sizeof(ei));
+		p3_md_threshold_dec_locked(md);
+		ei.ei_initiator = peer;
+		ei.ei_offset = offset;
+		ei.ei_link = ++lib->lib_link;
+		p3_eq_post_locked(lib, md, PTL_EVENT_REPLY_END, &ei, status, &d);
+		p3_md_maybe_unlink_locked(lib, md, ei.ei_link, &d);
+	}
+	p3_lib_unlock(lib);
+	if (d.df_nev || d.df_nfutex || d.df_nal_wake)
+		p3_defer_run(lib, &d);
+}
+
 static void p3_parse_reply_locked(struct p3_lib *lib, const struct p3_hdr *hdr,
 				  struct p3_parse_out *out, struct p3_defer *d)
 {

@@ -186,7 +186,8 @@ void rmpp_ep_rx_frame(struct rmpp_ep *ep, const uint8_t *data, size_t len,
 		/* addressed to a previous incarnation of this endpoint */
 		ep->ctr.stale_drops++;
 		if (pkt.type != RMPP_PKT_RESET && pkt.type != RMPP_PKT_CLOSE)
-			rmpp_rel_send_reset(ep, &from, pkt.src_epoch, pkt.src_ep, RMPP_PKT_RESET);
+			rmpp_rel_send_reset(ep, &from, pkt.src_epoch, pkt.src_ep, RMPP_PKT_RESET,
+					    pkt.dst_epoch);
 		return;
 	}
 	struct rmpp_conn *c = rmpp_conn_find(ep, &from);
@@ -197,7 +198,7 @@ void rmpp_ep_rx_frame(struct rmpp_ep *ep, const uint8_t *data, size_t len,
 			ep->ctr.stale_drops++;
 			if (pkt.type != RMPP_PKT_RESET && pkt.type != RMPP_PKT_CLOSE)
 				rmpp_rel_send_reset(ep, &from, pkt.src_epoch, pkt.src_ep,
-						    RMPP_PKT_RESET);
+						    RMPP_PKT_RESET, pkt.dst_epoch);
 			return;
 		}
 		c = conn_create(ep, &from);
@@ -658,7 +659,7 @@ void rmpp_ep_farewell(struct rmpp_ep *ep)
 	for (struct rmpp_conn *c = ep->conns; c; c = c->lnext)
 		if (ep->cfg.send_close && c->state == CONN_ESTABLISHED)
 			rmpp_rel_send_reset(ep, &c->peer, c->peer_epoch, c->peer.ra_ep,
-					    RMPP_PKT_CLOSE);
+					    RMPP_PKT_CLOSE, 0);
 	rmpp_ep_tx_flush(ep);
 	ep->depth--;
 	pthread_mutex_unlock(&ep->lock);
@@ -863,7 +864,7 @@ void rmpp_ep_destroy(struct rmpp_ep *ep)
 	for (struct rmpp_conn *c = ep->conns; c; c = c->lnext) {
 		if (ep->cfg.send_close && c->state == CONN_ESTABLISHED)
 			rmpp_rel_send_reset(ep, &c->peer, c->peer_epoch, c->peer.ra_ep,
-					    RMPP_PKT_CLOSE);
+					    RMPP_PKT_CLOSE, 0);
 		rmpp_rel_conn_reset(ep, c);
 		rmpp_msg_fail_all(ep, c, -ECANCELED);
 	}

@@ -353,6 +353,7 @@ static int dsock_open(struct rmpp_link *l, struct udp_priv *p, uint32_t ip, uint
 	    epoll_ctl(l->aux_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 		rmpp_log(l->ep, RMPP_LOG_INFO, NULL,
 		         "connected send socket: %s (bound socket used)", strerror(errno));
+		l->ep->ctr.dsock_errors++;
 		close(fd);
 		return -1;
 	}

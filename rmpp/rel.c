@@ -485,7 +485,7 @@ static void send_hello_ack(struct rmpp_ep *ep, struct rmpp_conn *c, const struct
 }
 
 void rmpp_rel_send_reset(struct rmpp_ep *ep, const struct rmpp_addr *to, uint32_t dst_epoch,
-			 uint16_t dst_ep, unsigned type)
+			 uint16_t dst_ep, unsigned type, uint32_t refused)
 {
 	struct rmpp_pkt p;
 	memset(&p, 0, sizeof(p));
@@ -494,6 +494,7 @@ void rmpp_rel_send_reset(struct rmpp_ep *ep, const struct rmpp_addr *to, uint32_
 	p.dst_ep = dst_ep;
 	p.src_epoch = ep->epoch;
 	p.dst_epoch = dst_epoch;
+	p.psn = refused;
 	p.tsval = ts_now(ep);
 	if (ep->link.require_crc)
 		p.flags |= RMPP_F_CRC;
@@ -808,6 +809,7 @@ void rmpp_conn_fail(struct rmpp_ep *ep, struct rmpp_conn *c, enum rmpp_peer_even
 static void learn_peer(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt)
 {
 	c->peer_epoch = pkt->src_epoch;
+	c->peer_isn = pkt->psn;
 	c->peer_known = true;
 	c->rcv_nxt = c->rcv_cons = pkt->psn;
 	c->rcv_edge = c->rcv_nxt;
@@ -858,6 +860,13 @@ static void rx_hello(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_
 	}
 	if (c->peer_known && c->peer_epoch != pkt->src_epoch)
 		rmpp_conn_fail(ep, c, RMPP_PEER_RESTARTED, pkt->src_epoch);
+	else if (c->state == CONN_ESTABLISHED && pkt->type == RMPP_PKT_HELLO && !pkt->dst_epoch &&
+		 c->peer_isn != pkt->psn)
+		/* same incarnation, but it no longer knows us and offers
+		 * another ISN: the peer dropped the connection we share (a
+		 * RESET or CLOSE it took) and starts afresh; keeping our
+		 * sequence state would strand both directions */
+		rmpp_conn_fail(ep, c, RMPP_PEER_RESET, pkt->src_epoch);
 	if (!c->peer_known)
 		learn_peer(ep, c, pkt);
 	hello_mtu(ep, c, pkt);
@@ -893,13 +902,21 @@ void rmpp_rel_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt 
 		} else if (pkt->type != RMPP_PKT_CLOSE) {
 			ep->ctr.stale_drops++;
 			rmpp_rel_send_reset(ep, &c->peer, pkt->src_epoch, pkt->src_ep,
-					    RMPP_PKT_RESET);
+					    RMPP_PKT_RESET, pkt->dst_epoch);
 		}
 		return;
 	}
 	switch (pkt->type) {
 	case RMPP_PKT_RESET:
 		ep->ctr.resets_rx++;
+		if (pkt->psn && pkt->psn != c->peer_epoch) {
+			/* it answers a frame we sent to an earlier incarnation
+			 * of the peer before we learned this one: the peer
+			 * knows nothing of ours to reset (resetting here would
+			 * make us re-handshake and the peer reset us in turn) */
+			ep->ctr.stale_drops++;
+			return;
+		}
 		if (c->peer_known)
 			rmpp_conn_fail(ep, c, RMPP_PEER_RESET, pkt->src_epoch);
 		rmpp_conn_want_output(ep, c);

@@ -221,7 +221,8 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(xdp_rx_dropped, "xdp: frames the kernel dropped for this socket (RX ring full, no fill frame; XDP_STATISTICS)") \
 	X(linger_passes, "progress passes at destroy/exit carrying unfinished sends (LINGER_US)") \
 	X(auth_drops, "frames dropped: MAC trailer missing or wrong (P3_RMPP_AUTH: forged)")      \
-	X(replay_drops, "frames dropped: authentic but replayed (P3_RMPP_AUTH: seq seen or old)")
+	X(replay_drops, "frames dropped: authentic but replayed (P3_RMPP_AUTH: seq seen or old)") \
+	X(dsock_errors, "udp: connected send sockets that could not be opened (no ephemeral port...): bound socket used")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;

@@ -264,6 +264,7 @@ struct rmpp_conn {
 	struct rmpp_addr peer;
 	enum rmpp_conn_state state;
 	uint32_t peer_epoch; /* 0: unknown */
+	uint32_t peer_isn;   /* the ISN of the peer's connection we learned */
 	bool peer_known;     /* we know peer epoch/ISN */
 	bool peer_knows_us;  /* peer sent dst_epoch == ours */
 	bool peer_crc;
@@ -427,8 +428,12 @@ void rmpp_rel_conn_free(struct rmpp_ep *ep, struct rmpp_conn *c);
 /* wire_len: bytes received, link padding included (HELLO probes) */
 void rmpp_rel_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt,
 		 const uint8_t *frame, size_t wire_len);
+/* RESET or CLOSE to `to`.  refused: for a RESET, the dst_epoch of the frame
+ * it answers (the incarnation of ours the peer addressed; carried in psn) so
+ * that the peer can tell a RESET of its current view of us from one
+ * answering a frame it sent to an earlier incarnation; 0 for a CLOSE. */
 void rmpp_rel_send_reset(struct rmpp_ep *ep, const struct rmpp_addr *to, uint32_t dst_epoch,
-			 uint16_t dst_ep, unsigned type);
+			 uint16_t dst_ep, unsigned type, uint32_t refused);
 void rmpp_rel_output(struct rmpp_ep *ep, struct rmpp_conn *c);
 uint64_t rmpp_rel_timers(struct rmpp_ep *ep, struct rmpp_conn *c, uint64_t now);
 bool rmpp_rel_can_send(struct rmpp_ep *ep, struct rmpp_conn *c);

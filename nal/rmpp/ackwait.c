@@ -20,6 +20,12 @@
  * called only after the lock is dropped.  The list holds only puts whose
  * ACK is outstanding (a few per peer in MPI traffic), so the scans are
  * short.
+ *
+ * Gets and GetPuts are recorded the same way: their REPLY is a message the
+ * target sends later too, and a target that restarts between the request
+ * and the reply would leave the initiator waiting for REPLY_END forever
+ * (tools/soak found such gets over udp with rank kills).  Their records end
+ * with the REPLY's header or, when the peer is gone, p3_lib_reply_lost().
  */
 #include "rmpp_nal.h"
 #include <stdlib.h>
@@ -29,15 +35,15 @@ struct rnal_ackwait {
 	struct rnal_ackwait *next;
 	struct rmpp_addr peer;   /* the connection watched */
 	ptl_process_id_t target; /* who owes the ACK */
-	ptl_handle_md_t md;      /* the initiator's MD, echoed in the ACK */
-	uint64_t link;           /* the put's link, echoed in md_offset */
+	ptl_handle_md_t md;      /* the initiator's MD, echoed in the ACK/REPLY */
+	uint64_t link;           /* the put's link / the get's offset: md_offset */
+	bool reply;              /* a get or GetPut: a REPLY is owed, not an ACK */
 	struct p3_msg *msg;      /* the put until finalized, then NULL */
 };
 
 bool rnal_ack_wanted(const struct p3_hdr *hdr)
 {
-	return hdr->type == P3_MSG_PUT && hdr->md_handle != PTL_MD_NONE &&
-	       hdr->md_handle != PTL_INVALID_HANDLE;
+	return p3_hdr_wants_answer(hdr) != 0;
 }
 
 int rnal_ackwait_add(struct rnal *rn, struct p3_msg *msg, const struct p3_hdr *hdr,
@@ -50,6 +56,7 @@ int rnal_ackwait_add(struct rnal *rn, struct p3_msg *msg, const struct p3_hdr *h
 	w->target = hdr->dst;
 	w->md = hdr->md_handle;
 	w->link = hdr->md_offset;
+	w->reply = hdr->type != P3_MSG_PUT;
 	w->msg = msg;
 	pthread_mutex_lock(&rn->rn_ack_lock);
 	w->next = rn->rn_ackwait;
@@ -82,7 +89,7 @@ static bool match_msg(const struct rnal_ackwait *w, const void *key)
 static bool match_ack(const struct rnal_ackwait *w, const void *key)
 {
 	const struct p3_hdr *h = key;
-	return w->md == h->md_handle && w->link == h->md_offset && w->target.nid == h->src.nid &&
+	return w->reply == (h->type == P3_MSG_REPLY) && w->md == h->md_handle && w->link == h->md_offset && w->target.nid == h->src.nid &&
 	       w->target.pid == h->src.pid;
 }
 
@@ -139,10 +146,13 @@ void rnal_ackwait_peer_gone(struct rnal *rn, const struct rmpp_addr *peer, ptl_n
 		lost = w->next;
 		if (!w->msg) {
 			char buf[64];
-			p3_lib_log(
-			    rn->rn_lib, 2, "rmpp: the ACK %u:%u owed is lost (%s): put failed",
-			    w->target.nid, w->target.pid, rmpp_addr_str(peer, buf, sizeof(buf)));
-			p3_lib_ack_lost(rn->rn_lib, w->target, w->md, w->link, status);
+			p3_lib_log(rn->rn_lib, 2, "rmpp: the %s %u:%u owed is lost (%s): %s failed",
+			           w->reply ? "REPLY" : "ACK", w->target.nid, w->target.pid,
+			           rmpp_addr_str(peer, buf, sizeof(buf)), w->reply ? "get" : "put");
+			if (w->reply)
+				p3_lib_reply_lost(rn->rn_lib, w->target, w->md, w->link, status);
+			else
+				p3_lib_ack_lost(rn->rn_lib, w->target, w->md, w->link, status);
 		}
 		free(w);
 	}

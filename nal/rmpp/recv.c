@@ -55,7 +55,7 @@ int rnal_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t 
 		p3_lib_count_drop(rn->rn_lib, msg_len);
 		return RMPP_RX_ACCEPT; /* accepted 0: the payload is discarded */
 	}
-	if (h.type == P3_MSG_ACK)
+	if (h.type == P3_MSG_ACK || h.type == P3_MSG_REPLY)
 		rnal_ackwait_acked(rn, &h);
 	p3_lib_parse(rn->rn_lib, &h, &ctx);
 	rmpp_pathprof_mark(rn->rn_ep, RMPP_PP_NAL_MATCHED);

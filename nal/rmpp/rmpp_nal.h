@@ -72,16 +72,17 @@ int rnal_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, size_t 
 void rnal_rx_done(void *arg, void *cookie, int status, uint64_t accepted);
 int rnal_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec *iov, size_t niov,
 	      uint64_t offset, uint64_t mlen, uint64_t rlen);
-/* ackwait.c: puts that asked for an ACK, until it comes or cannot come */
+/* ackwait.c: puts that asked for an ACK, gets and GetPuts (a REPLY), until
+ * it comes or cannot come */
 struct rnal_ackwait;
 bool rnal_ack_wanted(const struct p3_hdr *hdr);
 int rnal_ackwait_add(struct rnal *rn, struct p3_msg *msg, const struct p3_hdr *hdr,
 		     const struct rmpp_addr *peer);
 /* tx_done of any send: a recorded put's ACK wait starts (status 0) or ends */
 void rnal_ackwait_sent(struct rnal *rn, struct p3_msg *msg, int status);
-/* an ACK header from the peer (before or after p3_lib_parse) */
+/* an ACK or REPLY header from the peer (before or after p3_lib_parse) */
 void rnal_ackwait_acked(struct rnal *rn, const struct p3_hdr *ack);
-/* peer dead/closed/restarted: every finalized put's ACK is lost */
+/* peer dead/closed/restarted: every finalized request's ACK/REPLY is lost */
 void rnal_ackwait_peer_gone(struct rnal *rn, const struct rmpp_addr *peer, ptl_ni_fail_t status);
 /* NI stop: drop every record (the MDs go with the NI) */
 void rnal_ackwait_clear(struct rnal *rn);

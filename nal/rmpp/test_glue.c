@@ -28,6 +28,7 @@ struct p3_lib {
 	int drop;       /* drop the next request (msg == NULL) */
 	unsigned parsed, fin_ok, fin_fail, fin_unlinked, drops;
 	unsigned acks_lost;
+	unsigned replies_lost;
 	ptl_ni_fail_t ack_lost_status;
 	unsigned types[8]; /* types of the first 8 parsed headers */
 	uint64_t last_mlen;
@@ -73,6 +74,16 @@ void p3_lib_ack_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t 
 	ck_assert_uint_eq(mdh, 77);
 	ck_assert_uint_eq(link, 1234);
 	lib->acks_lost++;
+	lib->ack_lost_status = status;
+}
+
+void p3_lib_reply_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t mdh,
+		       uint64_t offset, ptl_ni_fail_t status)
+{
+	(void)peer;
+	ck_assert_uint_eq(mdh, 88);
+	ck_assert_uint_eq(offset, 5);
+	lib->replies_lost++;
 	lib->ack_lost_status = status;
 }
 
@@ -290,22 +301,74 @@ static unsigned watched(void)
 	return atomic_load(&((struct rnal *)L[0].priv)->rn_nackwait);
 }
 
-/* progress L[0] (and L[1] unless silent) until L[0] lost n ACKs; seconds */
-static double until_lost(unsigned n, int silent, double limit)
+/* progress L[0] (and L[1] unless silent) until *lost (L[0]'s count of lost
+ * ACKs or REPLYs) reaches n; seconds */
+static double until_lost_of(const unsigned *lost, unsigned n, int silent, double limit)
 {
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		double el = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
-		if (L[0].acks_lost >= n)
+		if (*lost >= n)
 			return el;
-		ck_assert_msg(el < limit, "no ACK-lost report within %.1f s", limit);
+		ck_assert_msg(el < limit, "no ACK/REPLY-lost report within %.1f s", limit);
 		p3_nal_udp_ops.progress(L[0].priv, 1);
 		if (!silent)
 			p3_nal_udp_ops.progress(L[1].priv, 0);
 	}
 }
+
+static double until_lost(unsigned n, int silent, double limit)
+{
+	return until_lost_of(&L[0].acks_lost, n, silent, limit);
+}
+
+/* A get (GetPuts alike): the target owes a REPLY */
+static void get_request(void)
+{
+	struct p3_hdr h;
+	hdr_init(&h, P3_MSG_GET, 0);
+	h.rlength = 64;
+	h.md_handle = 88;
+	h.md_offset = 5;
+	ck_assert_int_eq(p3_nal_udp_ops.send(L[0].priv, &tx_msg, &h, NULL, 0, 0, 0), 0);
+}
+
+/* The REPLY comes: the wait ends without a report.  The target closes its
+ * NI after it got the request: the REPLY is reported lost (REPLY_END with
+ * PEER_RESTARTED) at once -- before, the get waited forever. */
+START_TEST(t_reply_closed)
+{
+	up();
+	get_request();
+	run_until(1, 1);
+	ck_assert_uint_eq(watched(), 1);
+	struct p3_hdr r;
+	hdr_init(&r, P3_MSG_REPLY, 0);
+	r.src = (ptl_process_id_t){nids[1], pids[1]};
+	r.dst = (ptl_process_id_t){nids[0], pids[0]};
+	r.md_handle = 88;
+	r.md_offset = 5;
+	ck_assert_int_eq(p3_nal_udp_ops.send(L[1].priv, &rx_msg, &r, NULL, 0, 0, 0), 0);
+	for (int i = 0; i < 200000 && L[0].parsed < 1; i++) {
+		p3_nal_udp_ops.progress(L[1].priv, 0);
+		p3_nal_udp_ops.progress(L[0].priv, 0);
+	}
+	ck_assert_uint_eq(L[0].parsed, 1);
+	ck_assert_uint_eq(watched(), 0);
+	get_request();
+	run_until(3, 3);
+	ck_assert_uint_eq(watched(), 1);
+	p3_nal_udp_ops.stop(L[1].priv);
+	double s = until_lost_of(&L[0].replies_lost, 1, 1, 5.0);
+	ck_assert_uint_eq(L[0].ack_lost_status, PTL_NI_PEER_RESTARTED);
+	ck_assert_uint_eq(L[0].acks_lost, 0);
+	ck_assert_uint_eq(watched(), 0);
+	ck_assert_double_lt(s, 1.0);
+	down();
+}
+END_TEST
 
 /* The ACK comes: the wait ends without a report.  The target closes its NI
  * before acking: the put's ACK is reported lost (PEER_RESTARTED, the CLOSE)
@@ -372,6 +435,7 @@ int main(void)
 	tcase_add_test(tc, t_carried_ack);
 	tcase_add_test(tc, t_ack_closed);
 	tcase_add_test(tc, t_ack_dead);
+	tcase_add_test(tc, t_reply_closed);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

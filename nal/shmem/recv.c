@@ -507,6 +507,8 @@ int shm_rx_record(struct shm_ni *ni, uint32_t idx, struct shm_rx *rx, const stru
 	}
 	}
 
+	if (hdr.type == P3_MSG_ACK || hdr.type == P3_MSG_REPLY)
+		shm_await_answered(ni, &hdr);
 	p3_lib_parse(ni->ni_lib, &hdr, &ctx);
 	if (!ctx.rc_called) /* LIB broke its promise: act as for a drop */
 		shm_recv(ni, NULL, &ctx, NULL, 0, 0, 0, hdr.payload_len);

@@ -72,9 +72,10 @@ struct shm_peer *shm_peer_lookup(struct shm_ni *ni, ptl_process_id_t id, int cre
 	return p;
 }
 
-static void shm_peer_set_busy_locked(struct shm_ni *ni, struct shm_peer *peer)
+void shm_peer_set_busy_locked(struct shm_ni *ni, struct shm_peer *peer)
 {
-	int busy = peer->pr_q_head != NULL || peer->pr_w_head != NULL;
+	/* answers owed (await.c) keep it busy: its liveness is checked */
+	int busy = peer->pr_q_head != NULL || peer->pr_w_head != NULL || peer->pr_await != NULL;
 
 	if (atomic_load_explicit(&peer->pr_busy, memory_order_relaxed) != busy) {
 		atomic_store(&peer->pr_busy, busy);
@@ -602,12 +603,22 @@ int shm_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const str
 			return 0;
 		}
 	}
+	/* an ACK or REPLY will be owed: watch for it before it can come */
+	if (msg && p3_hdr_wants_answer(hdr)) {
+		if (shm_await_add_locked(peer, msg, hdr) != 0) {
+			pthread_mutex_unlock(&peer->pr_lock);
+			return -ENOMEM;
+		}
+		shm_peer_set_busy_locked(ni, peer);
+	}
 	if (st == SHM_PEER_UP && !peer->pr_q_head) {
 		int r = shm_push_locked(ni, peer, &e, hdr);
 		if (r == 1) {
 			enum shm_txq_kind kind = e.tq_kind;
 			if (kind == SHM_TX_CMA)
 				shm_peer_set_busy_locked(ni, peer);
+			else
+				shm_await_sent_locked(peer, msg);
 			shm_peer_flush_locked(ni, peer);
 			pthread_mutex_unlock(&peer->pr_lock);
 			if (kind != SHM_TX_CMA && msg)
@@ -615,11 +626,15 @@ int shm_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const str
 			return 0;
 		}
 		if (r == -ENOMEM) {
+			shm_await_drop_locked(peer, msg);
+			shm_peer_set_busy_locked(ni, peer);
 			shm_peer_flush_locked(ni, peer);
 			pthread_mutex_unlock(&peer->pr_lock);
 			return -ENOMEM;
 		}
 		if (r < 0) {
+			shm_await_drop_locked(peer, msg);
+			shm_peer_set_busy_locked(ni, peer);
 			pthread_mutex_unlock(&peer->pr_lock);
 			p3_lib_log(ni->ni_lib, 0, "shmem: ring to %u:%u is corrupt",
 			           peer->pr_id.nid, peer->pr_id.pid);
@@ -639,6 +654,8 @@ int shm_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const str
 			enum shm_txq_kind kind = e.tq_kind;
 			if (kind == SHM_TX_CMA)
 				shm_peer_set_busy_locked(ni, peer);
+			else
+				shm_await_sent_locked(peer, msg);
 			shm_peer_flush_locked(ni, peer);
 			pthread_mutex_unlock(&peer->pr_lock);
 			if (kind != SHM_TX_CMA && msg)
@@ -651,6 +668,8 @@ int shm_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const str
 	if (!q) {
 		/* nothing of it went out unless a pipeline RTS did: then we
 		 * cannot take it back; fail it the Portals way */
+		shm_await_drop_locked(peer, msg);
+		shm_peer_set_busy_locked(ni, peer);
 		pthread_mutex_unlock(&peer->pr_lock);
 		if (e.tq_rts_sent) {
 			if (msg)
@@ -809,6 +828,8 @@ int shm_peer_drain(struct shm_ni *ni, struct shm_peer *peer)
 		if (!peer->pr_q_head)
 			peer->pr_q_tail = NULL;
 		q->tq_next = NULL;
+		if (q->tq_kind != SHM_TX_CMA && q->tq_kind != SHM_TX_DONE)
+			shm_await_sent_locked(peer, q->tq_msg); /* finalized OK below */
 		*done_tail = q;
 		done_tail = &q->tq_next;
 		n++;
@@ -839,6 +860,7 @@ void shm_peer_fail(struct shm_ni *ni, struct shm_peer *peer, ptl_ni_fail_t statu
 	pthread_mutex_lock(&peer->pr_lock);
 	struct shm_txq *q = peer->pr_q_head;
 	struct shm_cma_wait *w = peer->pr_w_head;
+	struct shm_await *lost = shm_await_take_all_locked(peer);
 	peer->pr_q_head = peer->pr_q_tail = NULL;
 	peer->pr_w_head = peer->pr_w_tail = NULL;
 	if (status == PTL_NI_PEER_DEAD) {
@@ -865,6 +887,8 @@ void shm_peer_fail(struct shm_ni *ni, struct shm_peer *peer, ptl_ni_fail_t statu
 		free(w);
 		w = next;
 	}
+	/* after the failed sends' own events: answers they were owed */
+	shm_await_lost(ni, peer->pr_id, lost, status == PTL_NI_UNLINKED ? 0 : status);
 }
 
 /* Periodic liveness check of a peer with work outstanding.  Returns 1 if
@@ -900,6 +924,10 @@ int shm_peer_cma_done(struct shm_ni *ni, struct shm_peer *peer, uint64_t seq, pt
 	peer->pr_w_head = w->cw_next;
 	if (!peer->pr_w_head)
 		peer->pr_w_tail = NULL;
+	if (status == PTL_NI_OK)
+		shm_await_sent_locked(peer, w->cw_msg);
+	else
+		shm_await_drop_locked(peer, w->cw_msg);
 	shm_peer_set_busy_locked(ni, peer);
 	pthread_mutex_unlock(&peer->pr_lock);
 	if (w->cw_msg)
@@ -934,6 +962,7 @@ void shm_peer_release(struct shm_peer *peer)
 		peer->pr_w_head = w->cw_next;
 		free(w);
 	}
+	shm_await_lost(NULL, peer->pr_id, shm_await_take_all_locked(peer), 0);
 	shm_seg_close(&peer->pr_seg);
 	pthread_mutex_destroy(&peer->pr_lock);
 	free(peer);

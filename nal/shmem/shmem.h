@@ -357,6 +357,7 @@ struct shm_peer {
 	uint64_t pr_retry_ns;    /* next connect attempt */
 	int pr_need_wake;        /* a record went out since the last doorbell check */
 	int pr_push_denied;      /* process_vm_writev into it failed: no more COOP pushes */
+	struct shm_await *pr_await; /* answers owed by it (await.c) */
 	_Atomic int pr_busy;     /* queued or awaited work: progress looks here */
 	_Atomic uint64_t pr_ctr[SHM_CTR_COUNT]; /* send-side counters (pr_lock) */
 	struct shm_peer *pr_next_all;           /* ni->ni_peers list (immutable once linked) */
@@ -471,6 +472,25 @@ int shm_send_coop(struct shm_ni *ni, struct shm_peer *peer, const struct shm_coo
 int shm_peer_coop(struct shm_ni *ni, struct shm_peer *peer, const struct shm_coop *cp);
 void shm_peer_wake_producer(struct shm_ni *ni, struct shm_peer *peer);
 void shm_peer_release(struct shm_peer *peer);
+/* pr_busy from the peer's queues and records (pr_lock held) */
+void shm_peer_set_busy_locked(struct shm_ni *ni, struct shm_peer *peer);
+
+/* await.c: requests whose target owes an ACK or REPLY (all but
+ * shm_await_answered/shm_await_lost with the peer's pr_lock held) */
+struct shm_await;
+/* before the request is pushed; -ENOMEM */
+int shm_await_add_locked(struct shm_peer *peer, struct p3_msg *msg, const struct p3_hdr *hdr);
+/* msg is finalized with PTL_NI_OK: its record waits for the answer */
+void shm_await_sent_locked(struct shm_peer *peer, struct p3_msg *msg);
+/* msg failed or was not sent: its own event reports it, drop the record */
+void shm_await_drop_locked(struct shm_peer *peer, struct p3_msg *msg);
+/* an ACK or REPLY header arrived (before p3_lib_parse): its record ends */
+void shm_await_answered(struct shm_ni *ni, const struct p3_hdr *hdr);
+/* unlink every record of the peer (its incarnation is gone) */
+struct shm_await *shm_await_take_all_locked(struct shm_peer *peer);
+/* post the lost answers of `list` with status (0: none, only free) */
+void shm_await_lost(struct shm_ni *ni, ptl_process_id_t target, struct shm_await *list,
+                    ptl_ni_fail_t status);
 
 /* recv.c */
 int shm_recv(void *priv, struct p3_msg *msg, void *nal_ctx, const struct iovec *iov, size_t niov,

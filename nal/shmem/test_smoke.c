@@ -406,7 +406,63 @@ static int death_initiator(int ready_fd, int sent_fd)
 	return 0;
 }
 
-static int peer_death(void)
+/* --answer-death ack|reply: a small put with an ACK (or a get) reaches the
+ * target's ring, the target (no progress any more) never reads it and is
+ * SIGKILLed; the ACK (REPLY_END) it owed must end the wait with
+ * PTL_NI_PEER_DEAD.  Before nal/shmem/await.c it never came. */
+static int answer_initiator(int ready_fd, int sent_fd, int reply)
+{
+	ptl_handle_ni_t ni;
+	ptl_handle_eq_t eq;
+	ptl_handle_md_t md;
+	ptl_process_id_t peer;
+	ptl_event_t ev;
+	static uint8_t buf[256];
+	char c;
+	int which;
+
+	ni_up(&ni, &peer);
+	CHECK(p_PtlEQAlloc(ni, 64, PTL_EQ_HANDLER_NONE, &eq));
+	if (read(ready_fd, &c, 1) != 1)
+		FAIL("pipe");
+	ptl_md_t d = {.start = buf,
+	              .length = sizeof(buf),
+	              .threshold = PTL_MD_THRESH_INF,
+	              .options = PTL_MD_EVENT_START_DISABLE,
+	              .eq_handle = eq};
+	CHECK(p_PtlMDBind(ni, d, PTL_RETAIN, &md));
+	CHECK(p_PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, peer, PT, 0, MATCH, 0, 0));
+	wait_event(eq, PTL_EVENT_SEND_END, &ev);
+	usleep(400000); /* the target has read it (and our HELLO) and stopped */
+	if (reply)
+		CHECK(p_PtlGetRegion(md, 0, 64, peer, PT, 0, MATCH, 0));
+	else
+		CHECK(p_PtlPutRegion(md, 0, 64, PTL_ACK_REQ, peer, PT, 0, MATCH, 0, 0));
+	ptl_event_kind_t want = reply ? PTL_EVENT_REPLY_END : PTL_EVENT_ACK;
+	if (!reply) /* in the target's ring: done for the NAL */
+		wait_event(eq, PTL_EVENT_SEND_END, &ev);
+	if (write(sent_fd, "s", 1) != 1)
+		FAIL("pipe");
+	double t0 = now_us();
+	int rc = p_PtlEQPoll(&eq, 1, 10000, &ev, &which);
+	if (rc == PTL_EQ_EMPTY)
+		FAIL("no %s 10 s after the target was killed", p_PtlEventKindStr(want));
+	if (rc != PTL_OK || ev.type != want)
+		FAIL("expected %s, got rc %d type %s", p_PtlEventKindStr(want), rc,
+		     p_PtlEventKindStr(ev.type));
+	if (ev.ni_fail_type != PTL_NI_PEER_DEAD)
+		FAIL("%s owed by a killed peer: ni_fail_type %u, not PTL_NI_PEER_DEAD",
+		     p_PtlEventKindStr(want), ev.ni_fail_type);
+	printf("shmem smoke: the %s a killed peer owed failed with PTL_NI_PEER_DEAD after %.1f ms\n",
+	       p_PtlEventKindStr(want), (now_us() - t0) / 1000);
+	CHECK(p_PtlNIFini(ni));
+	p_PtlFini();
+	return 0;
+}
+
+/* mode 0: a large send stalls on a killed peer; 1: a put's ACK is owed;
+ * 2: a get's REPLY is owed */
+static int peer_death(int mode)
 {
 	int ready[2], sent[2], st;
 	char c;
@@ -425,7 +481,8 @@ static int peer_death(void)
 		setenv("PTL_MY_RID", "0", 1);
 		my_rank = 0;
 		alarm(60);
-		exit(death_initiator(ready[0], sent[1]));
+		exit(mode ? answer_initiator(ready[0], sent[1], mode == 2)
+		          : death_initiator(ready[0], sent[1]));
 	}
 	if (read(sent[0], &c, 1) != 1)
 		return 1;
@@ -443,6 +500,8 @@ int main(int argc, char **argv)
 {
 	int bench = argc > 1 && strcmp(argv[1], "--bench") == 0;
 	int death = argc > 1 && strcmp(argv[1], "--peer-death") == 0;
+	if (argc > 2 && strcmp(argv[1], "--answer-death") == 0)
+		death = strcmp(argv[2], "reply") == 0 ? 3 : 2;
 	const char *lib = getenv("P3_PORTALS_LIB") ? getenv("P3_PORTALS_LIB") : P3_PORTALS_LIB;
 	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 
@@ -467,7 +526,7 @@ int main(int argc, char **argv)
 	setenv("PTL_MY_JID", jid, 1);
 
 	if (death) {
-		int rc = peer_death();
+		int rc = peer_death(death - 1);
 		/* what a launcher does after a job: remove what SIGKILL left */
 		char path[128];
 		snprintf(path, sizeof(path), "/dev/shm/p3shm-%u-%s-1", (unsigned)getuid(), jid);

@@ -30,4 +30,9 @@ for cma in 1 0; do
 	echo "== --peer-death P3_SHMEM_CMA=$cma"
 	P3_SHMEM_CMA=$cma $bin --peer-death || rc=1
 done
+# the ACK / REPLY a killed target owed ends with PTL_NI_PEER_DEAD (await.c)
+for kind in ack reply; do
+	echo "== --answer-death $kind"
+	$bin --answer-death $kind || rc=1
+done
 exit $rc

@@ -63,5 +63,11 @@ bool h_run_pair(struct h_ep *a, struct h_ep *b, unsigned count, int timeout_ms);
 void h_counters(struct h_ep *h, struct rmpp_counters *c);
 void h_dump(const char *name, struct h_ep *h);
 uint64_t h_now_us(void);
+/* A free UDP port on 127.0.0.1 below the kernel's ephemeral range
+ * (ip_local_port_range): an endpoint that is "restarted" on the same port
+ * must find it free again, and a port the kernel never hands out to
+ * port-0 binds (another job's or our own connected send sockets) is not
+ * taken in between, however few ephemeral ports are left.  0 if none. */
+uint16_t h_fixed_port(void);
 
 #endif

@@ -17,7 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KILL_GRACE_NS 3000000000ull /* wait this long for the failure event */
+/* An operation whose target was killed after it started must still end with
+ * an event (success, or PTL_NI_PEER_DEAD / PTL_NI_PEER_RESTARTED) within this
+ * bound of its start: the target is restarted within 2 s, and both NALs fail
+ * the old incarnation's operations within a few retransmission timeouts
+ * (rmpp) or liveness checks (shmem) of that.  Past it the operation is stuck. */
+#define KILL_BOUND_NS 10000000000ull
 
 static void *tag_of(unsigned peer, uint64_t serial)
 {
@@ -178,6 +183,22 @@ static void fail(struct soak_w *w, unsigned peer, const char *why, int stuck, in
 	release(w, s);
 }
 
+/* no event within KILL_BOUND_NS although the target was killed: stuck */
+static void stuck_after_kill(struct soak_w *w, unsigned peer)
+{
+	struct soak_slot *s = &w->slot[peer];
+
+	w->st->peer[peer].i_stuck[s->op]++;
+	soak_log(w, "%s to rank %u (seq %llu, %zu bytes) had no event %llu s after rank %u was killed",
+	         s->op == SOAK_PUT ? "put" : s->op == SOAK_GET ? "get" : "getput", peer,
+	         (unsigned long long)s->seq, s->len, KILL_BOUND_NS / 1000000000ull, peer);
+	if (s->op == SOAK_GETPUT) {
+		w->swap[peer].uncertain = 1;
+		w->swap[peer].pending = s->seq;
+	}
+	release(w, s);
+}
+
 static void check_swap(struct soak_w *w, unsigned peer, const ptl_event_t *ev)
 {
 	struct soak_slot *s = &w->slot[peer];
@@ -304,8 +325,8 @@ void soak_check_timeouts(struct soak_w *w, int draining)
 		struct soak_slot *s = &w->slot[p];
 		if (!s->busy)
 			continue;
-		if (killed_since(w, p) && now - s->start_ns > KILL_GRACE_NS)
-			fail(w, p, "abandoned", 1, 0);
+		if (killed_since(w, p) && now - s->start_ns > KILL_BOUND_NS)
+			stuck_after_kill(w, p);
 		else if (now - s->start_ns > limit || draining > 1)
 			fail(w, p, draining > 1 ? "still in flight at the end of the drain" : "timed out", 1, 0);
 	}
