@@ -219,10 +219,10 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(xdp_rx_kicks, "xdp: recvfrom() calls (fill-ring wakeups and busy-poll kicks)")          \
 	X(xdp_tx_full, "xdp: frames not sent at once (no free UMEM frame or TX slot, driver busy)") \
 	X(xdp_rx_dropped, "xdp: frames the kernel dropped for this socket (RX ring full, no fill frame; XDP_STATISTICS)") \
-	X(ether_rx_dropped, "ether: frames the kernel dropped for this socket (receive ring or buffer full; PACKET_STATISTICS)") \
 	X(linger_passes, "progress passes at destroy/exit carrying unfinished sends (LINGER_US)") \
 	X(auth_drops, "frames dropped: MAC trailer missing or wrong (P3_RMPP_AUTH: forged)")      \
-	X(replay_drops, "frames dropped: authentic but replayed (P3_RMPP_AUTH: seq seen or old)")
+	X(replay_drops, "frames dropped: authentic but replayed (P3_RMPP_AUTH: seq seen or old)") \
+	X(ether_rx_dropped, "ether: frames the kernel dropped for this socket (receive ring or buffer full; PACKET_STATISTICS)")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;
