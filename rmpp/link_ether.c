@@ -41,9 +41,11 @@ struct ether_priv {
 	struct tpacket3_hdr *cur_pkt;
 	unsigned cur_left;
 	bool release_block;
-	int version;            /* TPACKET_V3 or TPACKET_V2 */
-	size_t frame_size;      /* V2 */
+	int version;       /* TPACKET_V3 or TPACKET_V2 */
+	size_t frame_size; /* V2: one slot */
+	unsigned frames_per_block;
 	unsigned frame_nr, cur_frame, frames_out;
+	uint64_t rx_dropped; /* PACKET_STATISTICS tp_drops, summed (reading resets) */
 	/* recvmmsg / sendmmsg */
 	size_t bufsz;
 	uint8_t *bufs;
@@ -68,19 +70,67 @@ static void ether_free(struct ether_priv *p)
 static int attach_filter(int fd, uint16_t ethertype, uint16_t ep_id)
 {
 	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12), /* EtherType */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ethertype, 0, 3),
-		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, ETH_HDR + 4), /* rmpp dst_ep */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ep_id, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, 0x40000),
-		BPF_STMT(BPF_RET | BPF_K, 0),
+	    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12), /* EtherType */
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ethertype, 0, 3),
+	    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, ETH_HDR + 4), /* rmpp dst_ep */
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ep_id, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, 0x40000),
+	    BPF_STMT(BPF_RET | BPF_K, 0),
 	};
 	struct sock_fprog prog = {.len = sizeof(code) / sizeof(code[0]), .filter = code};
 	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
+/* TPACKET_V2 receive ring.  Slots are as small as the frame allows (not a
+ * power of two: a 9000-byte frame would waste 7 KiB of a 16 KiB slot), packed
+ * into 64 KiB blocks (a slot never straddles a block).  The ring holds at
+ * least 8 MiB and at least TX_WINDOW + 256 frames: a peer may have TX_WINDOW
+ * frames in flight (its credit never exceeds that), and they all land while
+ * this process is not running - a ring of 8 MiB held only 512 frames of
+ * 9000 bytes, so a burst of 1024 from a peer overflowed it whenever the
+ * receiver was descheduled, and each drop cost an RTO (>= 1 ms). */
+static int ring2_setup(int fd, struct ether_priv *p, size_t mtu, const struct rmpp_config *cfg)
+{
+	int ver = TPACKET_V2;
+	if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &ver, sizeof(ver)) != 0)
+		return -1;
+	p->version = TPACKET_V2;
+	p->frame_size = TPACKET_ALIGN(TPACKET2_HDRLEN + ETH_HDR + mtu + 64);
+	p->block_size = 65536;
+	while (p->block_size < p->frame_size)
+		p->block_size <<= 1;
+	p->frames_per_block = (unsigned)(p->block_size / p->frame_size);
+	size_t want = (size_t)cfg->tx_window + 256;
+	size_t by_bytes = (8u << 20) / p->block_size * p->frames_per_block;
+	if (want < by_bytes)
+		want = by_bytes;
+	p->block_nr = (unsigned)((want + p->frames_per_block - 1) / p->frames_per_block);
+	p->frame_nr = p->frames_per_block * p->block_nr;
+	struct tpacket_req req = {.tp_block_size = (unsigned)p->block_size,
+	                          .tp_block_nr = p->block_nr,
+	                          .tp_frame_size = (unsigned)p->frame_size,
+	                          .tp_frame_nr = p->frame_nr};
+	if (setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) != 0)
+		return -1;
+	p->ring_len = p->block_size * p->block_nr;
+	p->ring = mmap(NULL, p->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p->ring == MAP_FAILED) {
+		p->ring = NULL;
+		return -1;
+	}
+	madvise(p->ring, p->ring_len, MADV_DONTFORK); /* not a fork child's */
+	return 0;
+}
+
+/* Slot idx of the V2 ring. */
+static struct tpacket2_hdr *ring2_slot(const struct ether_priv *p, unsigned idx)
+{
+	size_t block = idx / p->frames_per_block, in = idx % p->frames_per_block;
+	return (struct tpacket2_hdr *)(p->ring + block * p->block_size + in * p->frame_size);
+}
+
 static int ether_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
-		      const struct rmpp_config *cfg)
+                      const struct rmpp_config *cfg)
 {
 	uint16_t et = attr->ethertype ? attr->ethertype : RMPP_ETHERTYPE;
 	if (!attr->ifname || !*attr->ifname)
@@ -90,11 +140,12 @@ static int ether_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
 		int err = -errno;
 		if (errno == EPERM || errno == EACCES)
 			rmpp_log(l->ep, RMPP_LOG_ERR, NULL,
-				 "raw Ethernet needs CAP_NET_RAW (run as root, or setcap "
-				 "cap_net_raw+ep on the program): %s",
-				 strerror(errno));
+			         "raw Ethernet needs CAP_NET_RAW (run as root, or setcap "
+			         "cap_net_raw+ep on the program): %s",
+			         strerror(errno));
 		else
-			rmpp_log(l->ep, RMPP_LOG_ERR, NULL, "AF_PACKET socket: %s", strerror(errno));
+			rmpp_log(l->ep, RMPP_LOG_ERR, NULL, "AF_PACKET socket: %s",
+			         strerror(errno));
 		return err == -EACCES ? -EPERM : err;
 	}
 	struct ifreq ifr;
@@ -102,7 +153,7 @@ static int ether_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", attr->ifname);
 	if (ioctl(fd, SIOCGIFINDEX, &ifr) != 0) {
 		rmpp_log(l->ep, RMPP_LOG_ERR, NULL, "interface %s: %s", attr->ifname,
-			 strerror(errno));
+		         strerror(errno));
 		close(fd);
 		return -ENODEV;
 	}
@@ -143,32 +194,8 @@ static int ether_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sb, sizeof(sb));
 
 	if (cfg->ether_ring == 2) {
-		int ver = TPACKET_V2;
-		struct tpacket_req req = {0};
-		if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &ver, sizeof(ver)) != 0)
+		if (ring2_setup(fd, p, mtu, cfg) != 0)
 			goto fail_errno;
-		p->version = TPACKET_V2;
-		p->frame_size = TPACKET_ALIGN(TPACKET2_HDRLEN + ETH_HDR + mtu + 64);
-		size_t fs = 64;
-		while (fs < p->frame_size)
-			fs <<= 1; /* a power of two divides the block */
-		p->frame_size = fs;
-		p->block_size = fs > 65536 ? fs : 65536;
-		p->block_nr = (unsigned)((8u << 20) / p->block_size);
-		p->frame_nr = (unsigned)(p->block_size / fs) * p->block_nr;
-		req.tp_block_size = (unsigned)p->block_size;
-		req.tp_block_nr = p->block_nr;
-		req.tp_frame_size = (unsigned)fs;
-		req.tp_frame_nr = p->frame_nr;
-		if (setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) != 0)
-			goto fail_errno;
-		p->ring_len = p->block_size * p->block_nr;
-		p->ring = mmap(NULL, p->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (p->ring == MAP_FAILED) {
-			p->ring = NULL;
-			goto fail_errno;
-		}
-		madvise(p->ring, p->ring_len, MADV_DONTFORK); /* not a fork child's */
 	} else if (cfg->ether_ring) {
 		int ver = TPACKET_V3;
 		p->version = TPACKET_V3;
@@ -187,10 +214,11 @@ static int ether_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
 		if (setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) != 0)
 			goto fail_errno;
 		p->ring_len = p->block_size * p->block_nr;
-		p->ring = mmap(NULL, p->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_LOCKED,
-			       fd, 0);
+		p->ring =
+		    mmap(NULL, p->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_LOCKED, fd, 0);
 		if (p->ring == MAP_FAILED)
-			p->ring = mmap(NULL, p->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			p->ring =
+			    mmap(NULL, p->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (p->ring == MAP_FAILED) {
 			p->ring = NULL;
 			goto fail_errno;
@@ -206,9 +234,8 @@ static int ether_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
 		errno = ENOMEM;
 		goto fail_errno;
 	}
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET,
-				  .sll_protocol = htons(et),
-				  .sll_ifindex = ifindex};
+	struct sockaddr_ll sll = {
+	    .sll_family = AF_PACKET, .sll_protocol = htons(et), .sll_ifindex = ifindex};
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) != 0)
 		goto fail_errno;
 	l->fd = fd;
@@ -220,7 +247,7 @@ static int ether_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
 fail_errno:
 	rc = -errno;
 	rmpp_log(l->ep, RMPP_LOG_ERR, NULL, "AF_PACKET setup on %s: %s", attr->ifname,
-		 strerror(errno));
+	         strerror(errno));
 	ether_free(p);
 	close(fd);
 	return rc;
@@ -235,20 +262,21 @@ static int ring_recv(struct rmpp_link *l, struct rmpp_rxframe *frames, int n)
 {
 	struct ether_priv *p = l->priv;
 	struct tpacket_block_desc *bd =
-		(struct tpacket_block_desc *)(p->ring + (size_t)p->cur_block * p->block_size);
+	    (struct tpacket_block_desc *)(p->ring + (size_t)p->cur_block * p->block_size);
 	if (!p->cur_pkt) {
 		if (!(bd->hdr.bh1.block_status & TP_STATUS_USER))
 			return 0;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		p->cur_left = bd->hdr.bh1.num_pkts;
-		p->cur_pkt = (struct tpacket3_hdr *)((uint8_t *)bd + bd->hdr.bh1.offset_to_first_pkt);
+		p->cur_pkt =
+		    (struct tpacket3_hdr *)((uint8_t *)bd + bd->hdr.bh1.offset_to_first_pkt);
 	}
 	int got = 0;
 	while (p->cur_left && got < n) {
 		struct tpacket3_hdr *h = p->cur_pkt;
 		const struct sockaddr_ll *sll =
-			(const struct sockaddr_ll *)((uint8_t *)h +
-						     TPACKET_ALIGN(sizeof(struct tpacket3_hdr)));
+		    (const struct sockaddr_ll *)((uint8_t *)h +
+		                                 TPACKET_ALIGN(sizeof(struct tpacket3_hdr)));
 		uint8_t *eth = (uint8_t *)h + h->tp_mac;
 		if (sll->sll_pkttype != PACKET_OUTGOING && h->tp_snaplen >= ETH_HDR) {
 			frames[got].data = eth + ETH_HDR;
@@ -304,13 +332,13 @@ static int ring2_recv(struct rmpp_link *l, struct rmpp_rxframe *frames, int n)
 	int got = 0;
 	while (got < n && p->frames_out < p->frame_nr) {
 		unsigned idx = (p->cur_frame + p->frames_out) % p->frame_nr;
-		struct tpacket2_hdr *h = (struct tpacket2_hdr *)(p->ring + (size_t)idx * p->frame_size);
+		struct tpacket2_hdr *h = ring2_slot(p, idx);
 		if (!(__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER))
 			break;
 		p->frames_out++;
 		const struct sockaddr_ll *sll =
-			(const struct sockaddr_ll *)((uint8_t *)h +
-						     TPACKET_ALIGN(sizeof(struct tpacket2_hdr)));
+		    (const struct sockaddr_ll *)((uint8_t *)h +
+		                                 TPACKET_ALIGN(sizeof(struct tpacket2_hdr)));
 		uint8_t *eth = (uint8_t *)h + h->tp_mac;
 		if (sll->sll_pkttype == PACKET_OUTGOING || h->tp_snaplen < ETH_HDR)
 			continue;
@@ -335,8 +363,7 @@ static void ether_release(struct rmpp_link *l)
 	struct ether_priv *p = l->priv;
 	if (p->ring && p->version == TPACKET_V2) {
 		for (; p->frames_out; p->frames_out--) {
-			struct tpacket2_hdr *h =
-				(struct tpacket2_hdr *)(p->ring + (size_t)p->cur_frame * p->frame_size);
+			struct tpacket2_hdr *h = ring2_slot(p, p->cur_frame);
 			__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
 			p->cur_frame = (p->cur_frame + 1) % p->frame_nr;
 		}
@@ -344,8 +371,7 @@ static void ether_release(struct rmpp_link *l)
 	}
 	if (p->ring && p->release_block) {
 		struct tpacket_block_desc *bd =
-			(struct tpacket_block_desc *)(p->ring +
-						      (size_t)p->cur_block * p->block_size);
+		    (struct tpacket_block_desc *)(p->ring + (size_t)p->cur_block * p->block_size);
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		bd->hdr.bh1.block_status = TP_STATUS_KERNEL;
 		p->cur_block = (p->cur_block + 1) % p->block_nr;
@@ -405,12 +431,29 @@ static void ether_close(struct rmpp_link *l)
 	l->priv = NULL;
 }
 
+/* The kernel's drops for this socket (ring or receive buffer full, e.g.
+ * while the process was not scheduled); repaired like lost frames. */
+static void ether_stats(struct rmpp_link *l, struct rmpp_counters *ctr)
+{
+	struct ether_priv *p = l->priv;
+	union {
+		struct tpacket_stats v2;
+		struct tpacket_stats_v3 v3;
+	} st;
+	socklen_t len = sizeof(st);
+	memset(&st, 0, sizeof(st));
+	if (getsockopt(l->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+		p->rx_dropped += st.v2.tp_drops; /* same offset in both layouts */
+	ctr->ether_rx_dropped = p->rx_dropped;
+}
+
 const struct rmpp_link_ops rmpp_link_ether_ops = {
-	.size = sizeof(struct rmpp_link_ops),
-	.name = "ether",
-	.open = ether_open,
-	.recv = ether_recv,
-	.release = ether_release,
-	.send = ether_send,
-	.close = ether_close,
+    .size = sizeof(struct rmpp_link_ops),
+    .name = "ether",
+    .open = ether_open,
+    .recv = ether_recv,
+    .release = ether_release,
+    .send = ether_send,
+    .close = ether_close,
+    .stats = ether_stats,
 };

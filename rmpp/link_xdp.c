@@ -38,6 +38,19 @@
 /* Room the kernel leaves in front of a received frame (copy mode). */
 #define XDP_RX_HEADROOM 256
 
+/* Multi-buffer AF_XDP (kernel >= 6.6; Debian's UAPI headers predate it). */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+/* Most UMEM frames one rmpp frame may span (the kernel allows 18). */
+#define XDP_SG_MAX_DESCS 16
+/* UMEM frames at least, when frames span several (a full window of 9000-byte
+ * frames takes 3 receive frames each). */
+#define XDP_SG_MIN_FRAMES 8192
+
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL 69
 #endif
@@ -56,13 +69,19 @@ struct xdp_priv {
 	struct xsk_ring_prod fq, tx;
 	struct xsk_ring_cons cq, rx;
 	bool zerocopy;
+	bool sg; /* bound with XDP_USE_SG: a frame may span several UMEM frames */
 	unsigned busy_poll;
+	/* multi-frame receives, copied together: asm_cap slots of asm_stride */
+	uint8_t *asm_buf;
+	size_t asm_stride;
+	unsigned asm_cap, asm_used;
 	/* frames handed out by recv(), given back to the fill ring by release() */
 	uint64_t *rx_addr;
 	unsigned rx_held;
 	/* free transmit frames (UMEM offsets) */
 	uint64_t *tx_free;
 	unsigned tx_nfree;
+	uint64_t asm_dropped; /* multi-buffer frames longer than the MTU */
 	char desc[64];
 };
 
@@ -108,6 +127,7 @@ static void xdp_free(struct xdp_priv *p)
 		munmap(p->area, p->area_len);
 	free(p->rx_addr);
 	free(p->tx_free);
+	free(p->asm_buf);
 	free(p);
 }
 
@@ -170,11 +190,21 @@ static int open_socket(struct rmpp_link *l, struct xdp_priv *p, bool copy_only)
 	const char *call = "";
 	uint64_t t0 = rmpp_now_us();
 	for (;;) {
-		int rc = try_bind(p, &uc, &sc, XDP_USE_NEED_WAKEUP | (zc ? XDP_ZEROCOPY : XDP_COPY),
+		int rc = try_bind(p, &uc, &sc,
+		                  XDP_USE_NEED_WAKEUP | (zc ? XDP_ZEROCOPY : XDP_COPY) |
+		                      (p->sg ? XDP_USE_SG : 0),
 		                  &call);
 		if (rc == 0) {
 			p->zerocopy = zc;
 			return 0;
+		}
+		if (p->sg && !zc && (rc == -EINVAL || rc == -EOPNOTSUPP)) {
+			rmpp_log(
+			    l->ep, RMPP_LOG_INFO, NULL,
+			    "xdp: multi-buffer bind on %s refused (%s): frames fit one UMEM frame",
+			    p->x.ifname, strerror(-rc));
+			p->sg = false;
+			continue;
 		}
 		if (rc == -EBUSY && rmpp_now_us() - t0 < 3000000) {
 			struct timespec d = {0, 5000000};
@@ -245,8 +275,12 @@ static int xdp_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
 	int rc = iface_info(l, attr->ifname, &p->x.ifindex, &mtu, mac);
 	if (rc)
 		goto fail;
+	/* Jumbo frames span several UMEM frames (multi-buffer AF_XDP): asked
+	 * for when the interface and MTU allow frames larger than one. */
+	size_t room = XDP_FRAME_SIZE - XDP_RX_HEADROOM - ETH_HDR;
+	p->sg = mtu > room && cfg->mtu > room;
 	unsigned frames = 256;
-	while (frames < cfg->xdp_frames)
+	while (frames < cfg->xdp_frames || (p->sg && frames < XDP_SG_MIN_FRAMES))
 		frames <<= 1; /* ring sizes are powers of two */
 	p->rx_frames = p->tx_frames = frames / 2;
 	p->area_len = (size_t)frames * XDP_FRAME_SIZE;
@@ -263,6 +297,7 @@ static int xdp_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
 	rc = open_socket(l, p, cfg->xdp_copy != 0);
 	if (rc)
 		goto fail;
+	p->x.frags = p->sg;
 	rc = rmpp_xdp_prog_attach(l, &p->x, cfg->xdp_skb != 0);
 	if (rc)
 		goto fail;
@@ -273,14 +308,27 @@ static int xdp_open(struct rmpp_link *l, const struct rmpp_ep_attr *attr,
 	if (rc)
 		goto fail;
 	set_busy_poll(l, p, cfg);
-	size_t room = XDP_FRAME_SIZE - XDP_RX_HEADROOM - ETH_HDR;
+	if (p->sg && !p->x.frags) /* the program could not take multi-buffer frames */
+		p->sg = false;
+	if (p->sg)
+		room = XDP_SG_MAX_DESCS * (XDP_FRAME_SIZE - XDP_RX_HEADROOM) - ETH_HDR;
 	if (mtu > room)
 		mtu = room;
 	if (mtu > cfg->mtu)
 		mtu = cfg->mtu;
-	snprintf(p->desc, sizeof(p->desc), "xdp %s %s queue %u%s",
+	if (p->sg) {
+		p->asm_cap = (unsigned)cfg->batch;
+		p->asm_stride = mtu + ETH_HDR;
+		p->asm_buf = malloc(p->asm_stride * p->asm_cap);
+		if (!p->asm_buf) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+	}
+	snprintf(p->desc, sizeof(p->desc), "xdp %s %s queue %u%s%s",
 	         p->x.mode == XDP_MODE_NATIVE ? "native" : "generic",
-	         p->zerocopy ? "zero-copy" : "copy", p->x.queue, p->busy_poll ? " busy-poll" : "");
+	         p->zerocopy ? "zero-copy" : "copy", p->x.queue, p->sg ? " multi-buffer" : "",
+	         p->busy_poll ? " busy-poll" : "");
 	l->ep->ctr.xdp_mode = p->x.mode != XDP_MODE_NATIVE ? 1 : p->zerocopy ? 3 : 2;
 	l->fd = xsk_socket__fd(p->xsk);
 	l->mtu = mtu;
@@ -303,32 +351,81 @@ static void kick_rx(struct rmpp_link *l, struct xdp_priv *p)
 	}
 }
 
+/* A frame that spans descriptors d[0..m-1] (all but the last marked
+ * XDP_PKT_CONTD), copied together into a reassembly slot (held until
+ * release()); NULL if it does not fit (counted with the kernel's drops). */
+static uint8_t *assemble(struct xdp_priv *p, uint32_t idx, unsigned m, size_t *len)
+{
+	size_t total = 0;
+	for (unsigned i = 0; i < m; i++)
+		total += xsk_ring_cons__rx_desc(&p->rx, idx + i)->len;
+	if (total > p->asm_stride) {
+		p->asm_dropped++;
+		return NULL;
+	}
+	uint8_t *out = p->asm_buf + (size_t)p->asm_used++ * p->asm_stride;
+	size_t off = 0;
+	for (unsigned i = 0; i < m; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + i);
+		memcpy(out + off,
+		       xsk_umem__get_data(p->area, xsk_umem__add_offset_to_addr(d->addr)), d->len);
+		off += d->len;
+	}
+	*len = total;
+	return out;
+}
+
+/* Descriptors of the frame starting at idx (at most avail); 0 if its last
+ * descriptor is not among them. */
+static unsigned frame_descs(struct xdp_priv *p, uint32_t idx, unsigned avail)
+{
+	for (unsigned m = 1; m <= avail; m++)
+		if (!(xsk_ring_cons__rx_desc(&p->rx, idx + m - 1)->options & XDP_PKT_CONTD))
+			return m;
+	return 0;
+}
+
 static int xdp_recv(struct rmpp_link *l, struct rmpp_rxframe *frames, int n)
 {
 	struct xdp_priv *p = l->priv;
 	if (n <= 0)
 		return 0;
-	if ((unsigned)n > p->rx_frames - p->rx_held)
-		n = (int)(p->rx_frames - p->rx_held);
+	/* multi-buffer: peek everything, a frame's descriptors may be many */
+	unsigned want = p->sg ? p->rx_frames - p->rx_held : (unsigned)n;
+	if (want > p->rx_frames - p->rx_held)
+		want = p->rx_frames - p->rx_held;
 	uint32_t idx;
-	unsigned got = xsk_ring_cons__peek(&p->rx, (uint32_t)n, &idx);
+	unsigned got = xsk_ring_cons__peek(&p->rx, want, &idx);
 	if (!got && p->busy_poll) {
 		kick_rx(l, p);
-		got = xsk_ring_cons__peek(&p->rx, (uint32_t)n, &idx);
+		got = xsk_ring_cons__peek(&p->rx, want, &idx);
 	}
 	int k = 0;
-	for (unsigned i = 0; i < got; i++) {
-		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + i);
-		uint64_t addr = xsk_umem__add_offset_to_addr(d->addr);
-		p->rx_addr[p->rx_held++] = xsk_umem__extract_addr(d->addr);
-		uint8_t *eth = xsk_umem__get_data(p->area, addr);
-		if (d->len < ETH_HDR)
+	unsigned used = 0;
+	while (used < got && k < n) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + used);
+		unsigned m = 1;
+		uint8_t *eth = xsk_umem__get_data(p->area, xsk_umem__add_offset_to_addr(d->addr));
+		size_t len = d->len;
+		if (d->options & XDP_PKT_CONTD) {
+			m = frame_descs(p, idx + used, got - used);
+			if (!m || p->asm_used == p->asm_cap)
+				break; /* the rest next time, after release() */
+			eth = assemble(p, idx + used, m, &len);
+		}
+		for (unsigned i = 0; i < m; i++)
+			p->rx_addr[p->rx_held++] = xsk_umem__extract_addr(
+			    xsk_ring_cons__rx_desc(&p->rx, idx + used + i)->addr);
+		used += m;
+		if (!eth || len < ETH_HDR)
 			continue;
 		frames[k].data = eth + ETH_HDR;
-		frames[k].len = d->len - ETH_HDR;
+		frames[k].len = len - ETH_HDR;
 		rmpp_addr_ether(&frames[k].src, eth + 6, 0);
 		k++;
 	}
+	if (used < got)
+		xsk_ring_cons__cancel(&p->rx, got - used);
 	return k;
 }
 
@@ -346,6 +443,7 @@ static void xdp_release(struct rmpp_link *l)
 	xsk_ring_prod__submit(&p->fq, p->rx_held);
 	xsk_ring_cons__release(&p->rx, p->rx_held);
 	p->rx_held = 0;
+	p->asm_used = 0;
 	if (xsk_ring_prod__needs_wakeup(&p->fq))
 		kick_rx(l, p);
 }
@@ -379,34 +477,64 @@ static void kick_tx(struct rmpp_link *l, struct xdp_priv *p, unsigned queued)
 	}
 }
 
+/* UMEM frames a link frame of len bytes (Ethernet header included) takes. */
+static unsigned tx_descs(const struct xdp_priv *p, size_t len)
+{
+	return p->sg ? (unsigned)((len + XDP_FRAME_SIZE - 1) / XDP_FRAME_SIZE) : 1;
+}
+
+/* Copy one frame (Ethernet header at eth) into free UMEM frames from TX
+ * slot idx on; the pieces but the last say XDP_PKT_CONTD.  Returns the
+ * slots used. */
+static unsigned put_frame(struct xdp_priv *p, uint32_t idx, const uint8_t *eth, size_t len)
+{
+	unsigned used = 0;
+	for (size_t off = 0; off < len; used++) {
+		size_t piece = len - off < XDP_FRAME_SIZE ? len - off : XDP_FRAME_SIZE;
+		uint64_t addr = p->tx_free[--p->tx_nfree];
+		memcpy(xsk_umem__get_data(p->area, addr), eth + off, piece);
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&p->tx, idx + used);
+		d->addr = addr;
+		d->len = (uint32_t)piece;
+		off += piece;
+		d->options = off < len ? XDP_PKT_CONTD : 0;
+	}
+	return used;
+}
+
 static int xdp_send(struct rmpp_link *l, const struct rmpp_txframe *frames, int n)
 {
 	struct xdp_priv *p = l->priv;
 	int sent = 0;
 	for (int tries = 0; sent < n && tries < 4; tries++) {
 		reclaim_tx(p);
-		unsigned want = (unsigned)(n - sent);
-		if (want > p->tx_nfree)
-			want = p->tx_nfree;
+		int take = 0;
+		unsigned descs = 0;
+		while (sent + take < n) {
+			unsigned d = tx_descs(p, frames[sent + take].len + ETH_HDR);
+			if (descs + d > p->tx_nfree)
+				break;
+			descs += d;
+			take++;
+		}
 		uint32_t idx = 0;
-		unsigned got = want ? xsk_ring_prod__reserve(&p->tx, want, &idx) : 0;
-		for (unsigned i = 0; i < got; i++) {
-			const struct rmpp_txframe *f = &frames[sent + (int)i];
-			uint64_t addr = p->tx_free[--p->tx_nfree];
+		if (!descs || xsk_ring_prod__reserve(&p->tx, descs, &idx) != descs) {
+			kick_tx(l, p, 0);
+			continue;
+		}
+		unsigned slot = 0;
+		for (int i = 0; i < take; i++) {
+			const struct rmpp_txframe *f = &frames[sent + i];
 			uint8_t *eth = f->data - ETH_HDR; /* headroom reserved by the ep */
 			memcpy(eth, f->dst.u.mac, 6);
 			memcpy(eth + 6, l->self.u.mac, 6);
 			eth[12] = (uint8_t)(RMPP_ETHERTYPE >> 8);
 			eth[13] = (uint8_t)RMPP_ETHERTYPE;
-			memcpy(xsk_umem__get_data(p->area, addr), eth, f->len + ETH_HDR);
-			struct xdp_desc *d = xsk_ring_prod__tx_desc(&p->tx, idx + i);
-			d->addr = addr;
-			d->len = (uint32_t)(f->len + ETH_HDR);
+			slot += put_frame(p, idx + slot, eth, f->len + ETH_HDR);
 		}
-		if (got)
-			xsk_ring_prod__submit(&p->tx, got);
-		sent += (int)got;
-		kick_tx(l, p, got);
+		xsk_ring_prod__submit(&p->tx, descs);
+		sent += take;
+		kick_tx(l, p, descs);
 	}
 	if (sent < n) {
 		/* lost like a dropped frame: the reliable layer repairs it */
@@ -435,7 +563,7 @@ static void xdp_stats(struct rmpp_link *l, struct rmpp_counters *ctr)
 	socklen_t len = sizeof(st);
 	memset(&st, 0, sizeof(st));
 	if (getsockopt(xsk_socket__fd(p->xsk), SOL_XDP, XDP_STATISTICS, &st, &len) == 0)
-		ctr->xdp_rx_dropped = st.rx_dropped + st.rx_ring_full;
+		ctr->xdp_rx_dropped = st.rx_dropped + st.rx_ring_full + p->asm_dropped;
 }
 
 const struct rmpp_link_ops rmpp_link_xdp_ops = {

@@ -140,7 +140,7 @@ const char *rmpp_addr_str(const struct rmpp_addr *addr, char *buf, size_t len);
 	  "Ethernet: PACKET_QDISC_BYPASS (also bypasses egress hooks/nftables)")                   \
 	X(XDP_QUEUE, xdp_queue, 0, 0, 255, "xdp: interface receive queue the AF_XDP socket binds")  \
 	X(XDP_FRAMES, xdp_frames, 4096, 256, 65536,                                                \
-	  "xdp: UMEM frames of 4 KiB (half for receive, half for transmit)")                       \
+	  "xdp: UMEM frames of 4 KiB (half for receive, half for transmit; >= 8192 for jumbo frames)")                       \
 	X(XDP_COPY, xdp_copy, 0, 0, 1, "xdp: 0 zero-copy where the driver allows, 1 copy mode only") \
 	X(XDP_SKB, xdp_skb, 0, 0, 1,                                                               \
 	  "xdp: 0 attach in native (driver) mode, generic if refused; 1 generic (skb) mode only")  \
@@ -222,7 +222,8 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(linger_passes, "progress passes at destroy/exit carrying unfinished sends (LINGER_US)") \
 	X(auth_drops, "frames dropped: MAC trailer missing or wrong (P3_RMPP_AUTH: forged)")      \
 	X(replay_drops, "frames dropped: authentic but replayed (P3_RMPP_AUTH: seq seen or old)") \
-	X(dsock_errors, "udp: connected send sockets that could not be opened (no ephemeral port...): bound socket used")
+	X(dsock_errors, "udp: connected send sockets that could not be opened (no ephemeral port...): bound socket used") \
+	X(ether_rx_dropped, "ether: frames the kernel dropped for this socket (receive ring or buffer full; PACKET_STATISTICS)")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;

@@ -18,6 +18,7 @@ struct xdp_state {
 	struct xdp_program *prog;
 	enum xdp_attach_mode mode; /* XDP_MODE_NATIVE or XDP_MODE_SKB once attached */
 	bool attached;
+	bool frags; /* load the program as multi-buffer aware (frames > one UMEM frame) */
 	int eps_fd; /* the endpoint-id map, -1 until registered */
 };
 

@@ -176,6 +176,10 @@ int rmpp_xdp_prog_attach(struct rmpp_link *l, struct xdp_state *x, bool skb_only
 		return (int)err;
 	}
 	detach_stale(l, x);
+	/* Multi-buffer frames (jumbo MTU): veth refuses a program without frags
+	 * support in native mode once the MTU exceeds a page. */
+	if (x->frags && xdp_program__set_xdp_frags_support(x->prog, true) != 0)
+		x->frags = false;
 	int rc = -EOPNOTSUPP;
 	if (!skb_only) {
 		rc = xdp_program__attach(x->prog, x->ifindex, XDP_MODE_NATIVE, 0);

@@ -37,7 +37,7 @@
 #include <time.h>
 
 #define PT      4
-#define NALREGS 48
+#define NALREGS 80 /* more than librmpp has counters: the loop stops at the first missing one */
 
 static unsigned timeout_ms = 30000;
 static uint64_t accept_max; /* WIREPUT_ACCEPT: 0 = the target takes everything */
