@@ -17,7 +17,12 @@
  *      else MPI_LOCALNRANKS (hydra's mpiexec), else SLURM_STEP_TASKS_PER_NODE
  *      with SLURM_NODEID (srun), else PTL_NIDMAP (ranks whose nid is
  *      PTL_MY_RID's: ptlrun).  CPUs are P3_NODE_CPUS (ptlrun --cpus sets it
- *      to the distinct CPUs of its list), else sched_getaffinity's count.
+ *      to the distinct CPUs of its list), else sched_getaffinity's count
+ *      when that settles it (no fewer CPUs than local ranks, or every online
+ *      CPU), else the union of the local ranks' masks: a pinned rank
+ *      publishes its mask on a node-local board shared with the ranks of
+ *      the same parent process (hydra's proxy, slurmstepd, ptlrun) and
+ *      waits up to 2 s for the others (then: its own mask).
  *      Unknown local ranks: not oversubscribed.
  */
 #ifndef P3RT_OVERSUB_H
@@ -35,6 +40,9 @@ struct ptl_oversub {
 	unsigned local_ranks; /**< ranks on this node; 0: unknown */
 	unsigned cpus;        /**< CPUs they may use */
 	char source[32];      /**< where the answer came from (a variable's name) */
+	char cpus_source[32]; /**< where cpus came from: "P3_NODE_CPUS", "affinity"
+	                           (this rank's mask), "local ranks' affinity" (the
+	                           union of the node's ranks' masks) */
 };
 
 /** Fill *o from the environment and the affinity mask; returns
