@@ -61,8 +61,9 @@ static unsigned long long parent_start_time(pid_t ppid)
 	buf[n] = '\0';
 	const char *p = strrchr(buf, ')'); /* the command may hold spaces */
 	unsigned long long start = 0;
-	if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-	                       "%*d %*d %*d %llu",
+	if (p && sscanf(p + 1,
+	                " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+	                "%*d %*d %*d %llu",
 	                &start) != 1)
 		start = 0;
 	return start;
@@ -82,8 +83,8 @@ static struct board *board_map(const char *name)
 		return NULL;
 	struct stat st;
 	/* every rank sizes it the same: the first extends, the rest no-op */
-	if (fstat(fd, &st) != 0 ||
-	    (st.st_size < (off_t)sizeof(struct board) && ftruncate(fd, sizeof(struct board)) != 0)) {
+	if (fstat(fd, &st) != 0 || (st.st_size < (off_t)sizeof(struct board) &&
+	                            ftruncate(fd, sizeof(struct board)) != 0)) {
 		close(fd);
 		return NULL;
 	}

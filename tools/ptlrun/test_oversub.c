@@ -134,7 +134,7 @@ int main(void)
 {
 	static const char *const vars[] = {
 	    "P3_LOCAL_RANKS", "P3_NODE_CPUS", "P3_OVERSUBSCRIBED", "SLURM_STEP_TASKS_PER_NODE",
-	    "SLURM_NODEID", "PTL_NIDMAP", "PTL_MY_RID"};
+	    "SLURM_NODEID",   "PTL_NIDMAP",   "PTL_MY_RID"};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 	cpu_set_t set;
