@@ -391,7 +391,7 @@ static void print_p3stack_note(void)
     else if (os.oversubscribed)
         printf("# p3stack ptl3: %s (by default: after FI_PTL3_YIELD_POLLS=%d empty polls, "
                "sleep until an event, FI_PTL3_BLOCK_MS=%d at most)\n",
-               what, 64, 1);
+               what, 8, 1);
 }
 
 void osu_print_header(const struct osu_opts *o)

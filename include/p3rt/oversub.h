@@ -50,6 +50,16 @@ struct ptl_oversub {
  *  allocation that outlives the call, safe before PtlInit. */
 int ptl_oversub_detect(struct ptl_oversub *o);
 
+/** How waits behave on an oversubscribed node: 1 (P3_OVERSUB_WAIT=sleep,
+ *  the default) sleep at once on the event they wait for (PtlEQPoll's spin
+ *  phase and the shmem progress spin are skipped; a message's sender wakes
+ *  the sleeper), 0 (P3_OVERSUB_WAIT=yield) spin with sched_yield() first, as
+ *  before.  A yield leaves the waiter runnable behind every other runnable
+ *  process for a time slice, a sleeper woken by its event runs at once: on
+ *  a machine that also runs other work, 4 ranks on 2 cores took 5-9x less
+ *  time per allreduce sleeping (mpi-adapter/README.md). */
+int ptl_oversub_wait_sleeps(void);
+
 /** One line for a benchmark header, e.g. "4 local ranks (MPI_LOCALNRANKS)
  *  on 2 CPUs: oversubscribed, waits yield the CPU". */
 void ptl_oversub_describe(const struct ptl_oversub *o, char *buf, size_t len);

@@ -164,17 +164,30 @@ OVERSUB_EXPORT int ptl_oversub_detect(struct ptl_oversub *o)
 	return o->oversubscribed;
 }
 
+OVERSUB_EXPORT int ptl_oversub_wait_sleeps(void)
+{
+	const char *w = getenv("P3_OVERSUB_WAIT");
+	return !(w && !strcmp(w, "yield"));
+}
+
+/* The verdict's words; "waits yield" in both oversubscribed forms, which
+ * bench/compare's report looks for. */
+static const char *verdict(int oversubscribed)
+{
+	if (!oversubscribed)
+		return "not oversubscribed, waits busy-poll";
+	return ptl_oversub_wait_sleeps() ? "oversubscribed, waits yield the CPU (sleeping)"
+	                                 : "oversubscribed, waits yield the CPU (sched_yield)";
+}
+
 OVERSUB_EXPORT void ptl_oversub_describe(const struct ptl_oversub *o, char *buf, size_t len)
 {
 	if (!strcmp(o->source, "P3_OVERSUBSCRIBED"))
 		snprintf(buf, len, "P3_OVERSUBSCRIBED=%d: %s", o->oversubscribed,
-		         o->oversubscribed ? "oversubscribed, waits yield the CPU"
-		                           : "not oversubscribed, waits busy-poll");
+		         verdict(o->oversubscribed));
 	else if (!o->local_ranks)
 		snprintf(buf, len, "local ranks unknown, %u CPUs: waits busy-poll", o->cpus);
 	else
 		snprintf(buf, len, "%u local ranks (%s) on %u CPUs (%s): %s", o->local_ranks,
-		         o->source, o->cpus, o->cpus_source,
-		         o->oversubscribed ? "oversubscribed, waits yield the CPU"
-		                           : "not oversubscribed, waits busy-poll");
+		         o->source, o->cpus, o->cpus_source, verdict(o->oversubscribed));
 }
