@@ -66,7 +66,7 @@ static void get_size(const char *name, size_t *dst, size_t def, size_t min)
 /* MPICH polls the CQ without ever blocking: on an oversubscribed node
  * (more local ranks than CPUs, <p3rt/oversub.h>) a rank that spins holds
  * the core its peer needs, and a 64-byte allreduce on 4 ranks over 2 cores
- * takes milliseconds instead of microseconds.  There, yield after 64 empty
+ * takes milliseconds instead of microseconds.  There, yield after 8 empty
  * reads unless FI_PTL3_YIELD_POLLS says otherwise. */
 static int ptl3_oversubscribed(void)
 {
@@ -145,7 +145,7 @@ FI_EXT_INI
 			"first Portals table index used by an endpoint (default: 8)");
 	fi_param_define(&ptl3_prov, "yield_polls", FI_PARAM_INT,
 			"sched_yield() after this many consecutive empty CQ reads, so oversubscribed "
-			"ranks let their peers run (0: never; default: 64 when the node has more "
+			"ranks let their peers run (0: never; default: 8 when the node has more "
 			"local ranks than CPUs (P3_OVERSUBSCRIBED, p3rt/oversub.h), else 0)");
 	fi_param_define(&ptl3_prov, "block_ms", FI_PARAM_INT,
 			"after FI_PTL3_YIELD_POLLS empty CQ reads, sleep in PtlEQPoll until an event or "

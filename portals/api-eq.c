@@ -158,13 +158,17 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 	 * progress thread, the events come from those threads: yield the CPU
 	 * instead of pausing, or a rank pinned to one core starves its own
 	 * progress thread for the whole spin budget; on an oversubscribed node
-	 * (<p3rt/oversub.h>) the peer may wait for this very core: yield too.
+	 * (<p3rt/oversub.h>) the peer may wait for this very core: yield too,
+	 * or by default there (P3_OVERSUB_WAIT=sleep) skip the spin after one
+	 * pass: a yielding waiter queues behind every runnable process for a
+	 * time slice, a sleeper woken by its event runs at once.
 	 * The clock is read every
 	 * 16 passes only (a vDSO clock read costs as much as a pass). */
-	int threaded = 1, oversub = 0;
+	int threaded = 1, oversub = 0, oversub_sleep = 0;
 	for (int i = 0; i < s->n; i++) {
 		threaded &= s->nis[i]->ni_thread != 0;
 		oversub |= s->nis[i]->ni_oversub;
+		oversub_sleep |= s->nis[i]->ni_oversub_sleep;
 	}
 	unsigned int spins = 0;
 	now = start;
@@ -175,6 +179,8 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 			return rc;
 		if (timeout_ms == 0)
 			return PTL_EQ_EMPTY;
+		if (oversub_sleep)
+			break;
 		if (threaded || oversub)
 			sched_yield();
 		else

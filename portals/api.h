@@ -35,6 +35,7 @@ struct p3_api_ni {
 	struct p3_lib_open_result ni_info;
 	int ni_thread; /* progress thread: API calls do not drive the NAL */
 	int ni_oversub; /* node oversubscribed (<p3rt/oversub.h>): waits yield */
+	int ni_oversub_sleep; /* ... and they sleep at once (P3_OVERSUB_WAIT) */
 	_Atomic int ni_prog_busy; /* app mode: a waiter is blocked in the NAL */
 	uint32_t ni_neqs;
 	struct p3_eq_ring **ni_eqs; /* by EQ index; NULL = free */

@@ -17,7 +17,12 @@
  *      else MPI_LOCALNRANKS (hydra's mpiexec), else SLURM_STEP_TASKS_PER_NODE
  *      with SLURM_NODEID (srun), else PTL_NIDMAP (ranks whose nid is
  *      PTL_MY_RID's: ptlrun).  CPUs are P3_NODE_CPUS (ptlrun --cpus sets it
- *      to the distinct CPUs of its list), else sched_getaffinity's count.
+ *      to the distinct CPUs of its list), else sched_getaffinity's count
+ *      when that settles it (no fewer CPUs than local ranks, or every online
+ *      CPU), else the union of the local ranks' masks: a pinned rank
+ *      publishes its mask on a node-local board shared with the ranks of
+ *      the same parent process (hydra's proxy, slurmstepd, ptlrun) and
+ *      waits up to 2 s for the others (then: its own mask).
  *      Unknown local ranks: not oversubscribed.
  */
 #ifndef P3RT_OVERSUB_H
@@ -35,12 +40,25 @@ struct ptl_oversub {
 	unsigned local_ranks; /**< ranks on this node; 0: unknown */
 	unsigned cpus;        /**< CPUs they may use */
 	char source[32];      /**< where the answer came from (a variable's name) */
+	char cpus_source[32]; /**< where cpus came from: "P3_NODE_CPUS", "affinity"
+	                           (this rank's mask), "local ranks' affinity" (the
+	                           union of the node's ranks' masks) */
 };
 
 /** Fill *o from the environment and the affinity mask; returns
  *  o->oversubscribed.  Cheap (a few getenv and one system call), no
  *  allocation that outlives the call, safe before PtlInit. */
 int ptl_oversub_detect(struct ptl_oversub *o);
+
+/** How waits behave on an oversubscribed node: 1 (P3_OVERSUB_WAIT=sleep,
+ *  the default) sleep at once on the event they wait for (PtlEQPoll's spin
+ *  phase and the shmem progress spin are skipped; a message's sender wakes
+ *  the sleeper), 0 (P3_OVERSUB_WAIT=yield) spin with sched_yield() first, as
+ *  before.  A yield leaves the waiter runnable behind every other runnable
+ *  process for a time slice, a sleeper woken by its event runs at once: on
+ *  a machine that also runs other work, 4 ranks on 2 cores took 5-9x less
+ *  time per allreduce sleeping (mpi-adapter/README.md). */
+int ptl_oversub_wait_sleeps(void);
 
 /** One line for a benchmark header, e.g. "4 local ranks (MPI_LOCALNRANKS)
  *  on 2 CPUs: oversubscribed, waits yield the CPU". */

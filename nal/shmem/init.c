@@ -102,6 +102,18 @@ static int shm_spin_yield(int progress_thread)
 	return progress_thread || ptl_oversub_detect(&o);
 }
 
+/* On an oversubscribed node whose waits sleep (<p3rt/oversub.h>,
+ * P3_OVERSUB_WAIT), progress() sleeps on the doorbell at once instead of
+ * spinning P3_SHMEM_SPIN_US first, unless that is set. */
+static int shm_oversub_sleeps(void)
+{
+	const char *s = getenv("P3_SHMEM_SPIN_US");
+	if (s && *s)
+		return 0;
+	struct ptl_oversub o;
+	return ptl_oversub_detect(&o) && ptl_oversub_wait_sleeps();
+}
+
 static uint64_t shm_random64(void)
 {
 	uint64_t v = 0;
@@ -150,6 +162,8 @@ static int shm_init(struct p3_lib *lib, const struct p3_nal_init_args *args,
 	ni->ni_jid = args->jid == PTL_JID_ANY ? 0 : args->jid;
 	ni->ni_progress_thread = args->progress_thread;
 	ni->ni_spin_yield = shm_spin_yield(args->progress_thread);
+	if (shm_oversub_sleeps())
+		ni->ni_cf.cf_spin_us = 0;
 	ni->ni_ospid = (uint32_t)getpid();
 
 	ni->ni_cma = 0;

@@ -15,10 +15,13 @@
 
 #include <p3rt/oversub.h>
 
+#include "affinity_board.h"
+
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define OVERSUB_EXPORT __attribute__((visibility("default")))
 
@@ -119,22 +122,39 @@ static unsigned local_ranks(char *source, size_t len)
 	return n;
 }
 
-static unsigned usable_cpus(void)
+/* The CPUs the local ranks may use.  A rank's own mask is the answer when
+ * it settles the question (it holds as many CPUs as there are ranks, or
+ * every online CPU); a pinned rank (fewer) asks the other local ranks for
+ * theirs (affinity_board.c): two ranks pinned to CPUs 0 and 1 are not
+ * oversubscribed although each sees one CPU. */
+static unsigned usable_cpus(unsigned local_ranks, char *source, size_t len)
 {
 	unsigned n = env_count("P3_NODE_CPUS");
-	if (n)
+	if (n) {
+		snprintf(source, len, "P3_NODE_CPUS");
 		return n;
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		return (unsigned)CPU_COUNT(&set);
-	return 1;
+	}
+	cpu_set_t mine, all;
+	if (sched_getaffinity(0, sizeof(mine), &mine) != 0 || CPU_COUNT(&mine) <= 0) {
+		snprintf(source, len, "unknown");
+		return 1;
+	}
+	unsigned own = (unsigned)CPU_COUNT(&mine);
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	snprintf(source, len, "affinity");
+	if (local_ranks <= own || (online > 0 && own >= (unsigned long)online))
+		return own;
+	if (p3_affinity_board_union(local_ranks, &mine, &all) != 0)
+		return own;
+	snprintf(source, len, "local ranks' affinity");
+	return (unsigned)CPU_COUNT(&all);
 }
 
 OVERSUB_EXPORT int ptl_oversub_detect(struct ptl_oversub *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->local_ranks = local_ranks(o->source, sizeof(o->source));
-	o->cpus = usable_cpus();
+	o->cpus = usable_cpus(o->local_ranks, o->cpus_source, sizeof(o->cpus_source));
 	o->oversubscribed = o->local_ranks > o->cpus;
 	const char *force = getenv("P3_OVERSUBSCRIBED");
 	if (force && (!strcmp(force, "0") || !strcmp(force, "1"))) {
@@ -144,17 +164,30 @@ OVERSUB_EXPORT int ptl_oversub_detect(struct ptl_oversub *o)
 	return o->oversubscribed;
 }
 
+OVERSUB_EXPORT int ptl_oversub_wait_sleeps(void)
+{
+	const char *w = getenv("P3_OVERSUB_WAIT");
+	return !(w && !strcmp(w, "yield"));
+}
+
+/* The verdict's words; "waits yield" in both oversubscribed forms, which
+ * bench/compare's report looks for. */
+static const char *verdict(int oversubscribed)
+{
+	if (!oversubscribed)
+		return "not oversubscribed, waits busy-poll";
+	return ptl_oversub_wait_sleeps() ? "oversubscribed, waits yield the CPU (sleeping)"
+	                                 : "oversubscribed, waits yield the CPU (sched_yield)";
+}
+
 OVERSUB_EXPORT void ptl_oversub_describe(const struct ptl_oversub *o, char *buf, size_t len)
 {
 	if (!strcmp(o->source, "P3_OVERSUBSCRIBED"))
 		snprintf(buf, len, "P3_OVERSUBSCRIBED=%d: %s", o->oversubscribed,
-		         o->oversubscribed ? "oversubscribed, waits yield the CPU"
-		                           : "not oversubscribed, waits busy-poll");
+		         verdict(o->oversubscribed));
 	else if (!o->local_ranks)
 		snprintf(buf, len, "local ranks unknown, %u CPUs: waits busy-poll", o->cpus);
 	else
-		snprintf(buf, len, "%u local ranks (%s) on %u CPUs: %s", o->local_ranks, o->source,
-		         o->cpus,
-		         o->oversubscribed ? "oversubscribed, waits yield the CPU"
-		                           : "not oversubscribed, waits busy-poll");
+		snprintf(buf, len, "%u local ranks (%s) on %u CPUs (%s): %s", o->local_ranks,
+		         o->source, o->cpus, o->cpus_source, verdict(o->oversubscribed));
 }

@@ -151,6 +151,11 @@ P3_RT_HIDDEN extern const struct p3_pmi_ops p3_pmix_ops;
 P3_RT_HIDDEN int p3_pmi_dlopen(const char *what, const char *soname, const char *const *names,
                                void **fns, size_t n, void **lib_p, char *err, size_t errlen);
 
+/* P3_RMPP_AUTH=on: rank 0 puts a fresh job key in the key space, every
+ * rank reads it (a fence) and sets P3_RMPP_AUTH_KEY unless it has one
+ * (pmi_authkey.c).  Off: nothing, no fence.  0, or -1 with err filled. */
+P3_RT_HIDDEN int p3_rt_pmi_authkey(struct p3_pmi_session *s, char *err, size_t errlen);
+
 /* Name of the PMI the runtime talks to ("PMI-2"), or NULL if none. */
 P3_RT_HIDDEN const char *p3_rt_pmi_name(void);
 

@@ -212,6 +212,12 @@ static int rt_load_locked(int reread)
 		}
 		rt_pmi_open = 1;
 		rt_pmi_owner = getpid();
+		/* the job key before any NAL endpoint is made (once per session:
+		 * PMI-1 cannot start twice) */
+		if (p3_rt_pmi_authkey(&rt_pmi, err, sizeof(err)) != 0) {
+			rt_err(err);
+			return -1;
+		}
 		if (!atexit_done && atexit(rt_atexit) == 0)
 			atexit_done = 1;
 	}

@@ -3,7 +3,10 @@
  * mpiexec; srun with PMI-2 or PMIx), without the rest of the library: PtlSetRank(-1, -1), exchange
  * a made-up id {1000 + rank, 2000 + rank}, check every rank's id, twice
  * (with p3_runtime_reset in between, as PtlFini + PtlInit would).
- * Prints "probe: rank R of N jid J round K ok" per round; exit 0 on success. */
+ * Prints "probe: rank R of N jid J round K ok" per round; exit 0 on success.
+ * With P3_RMPP_AUTH=on the runtime hands out the job's frame-authentication
+ * key through PMI (pmi_authkey.c): then also "probe: rank R auth key H",
+ * H a hash of P3_RMPP_AUTH_KEY (equal on every rank, new every job). */
 #include "config.h"
 
 #include "rt.h"
@@ -51,10 +54,24 @@ static int round_trip(int round)
 	return 0;
 }
 
+/* FNV-1a of the key: comparable between ranks, the key itself not printed */
+static void print_key_hash(void)
+{
+	const char *k = getenv("P3_RMPP_AUTH_KEY");
+	unsigned int h = 2166136261u;
+	if (!k)
+		return;
+	for (; *k; k++)
+		h = (h ^ (unsigned char)*k) * 16777619u;
+	printf("probe: rank %d auth key %08x\n", p3_runtime_get()->rank, h);
+	fflush(stdout);
+}
+
 int main(void)
 {
 	if (round_trip(0) != 0)
 		return 1;
+	print_key_hash();
 	p3_runtime_reset();
 	if (round_trip(1) != 0)
 		return 1;

@@ -33,8 +33,8 @@ static int note_event(ptl_handle_ni_t ni, unsigned int rank, const ptl_event_t *
                       int *got_ack)
 {
 	if (ev->ni_fail_type != PTL_NI_OK) {
-		fprintf(stderr, "rt_hello: rank %u: %s failed: %s\n", rank, PtlEventKindStr(ev->type),
-		        PtlNIFailStr(ni, ev->ni_fail_type));
+		fprintf(stderr, "rt_hello: rank %u: %s failed: %s\n", rank,
+		        PtlEventKindStr(ev->type), PtlNIFailStr(ni, ev->ni_fail_type));
 		return 1;
 	}
 	if (ev->type == PTL_EVENT_PUT_END)
@@ -57,6 +57,9 @@ int main(void)
 	unsigned int rank, size;
 	ptl_jid_t jid;
 	int max_ifs, got_put = 0, got_ack = 0;
+	/* RT_HELLO_TRIES: puts (100 ms apart) before giving up, default 100 */
+	const char *t = getenv("RT_HELLO_TRIES");
+	int max_tries = t && atoi(t) > 0 ? atoi(t) : 100;
 
 	CHECK(PtlInit(&max_ifs));
 	CHECK(PtlSetRank(PTL_INVALID_HANDLE, -1, -1));
@@ -100,9 +103,11 @@ int main(void)
 	 * a repeat that lands after the ME unlinked is only a counted drop. */
 	for (int tries = 0; !got_ack; tries++) {
 		int which, rc;
-		if (tries == 100) {
-			fprintf(stderr, "rt_hello: rank %u: no ack from rank %u after 100 tries\n",
-			        rank, (rank + 1) % size);
+		if (tries == max_tries) {
+			fprintf(stderr, "rt_hello: rank %u: no ack from rank %u after %d tries\n",
+			        rank, (rank + 1) % size, max_tries);
+			/* close the NI: its counters (P3_RMPP_STATS) say why */
+			PtlNIFini(ni);
 			return 1;
 		}
 		CHECK(PtlPut(md_out, PTL_ACK_REQ, id, HELLO_PT, 0, HELLO_BITS, 0, 0));

@@ -8,6 +8,11 @@
 #   rt_hello's put ring over udp (--mpi=pmix, 4 ranks) and ether (--mpi=pmi2,
 #     one rank per node: the ether NAL cannot reach a rank on its own veth);
 #   ptlbench latency, 4 ranks = 2 cross-node pairs, udp/pmix and ether/pmi2;
+#   frame authentication with the key handed out by PMI (P3_RMPP_AUTH=on, no
+#     key given; portals/runtime/pmi_authkey.c): rt_hello's ring over udp
+#     across the nodes (--mpi=pmix, 4 ranks), and a forger (--multi-prog
+#     --mpi=pmi2: rank 1 holds a key of its own) whose frames rank 0 drops
+#     and counts (auth_drops), nothing delivered;
 #   an MPI ping-pong (payload checked) over the ptl3 adapter, udp, srun
 #     --mpi=pmi2: the cached MPICH is hydra-built and speaks no PMIx.
 # Skips (77) with the reason where the bed cannot come up (not root, Slurm
@@ -17,7 +22,7 @@ B=${1:?usage: test-slurm.sh BUILD_DIR}
 B=$(cd "$B" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bed=$top/tools/slurm-bed
-tag=slci
+tag=${P3_SLURM_TEST_TAG:-slci}
 tmp=$(mktemp -d /tmp/p3-test-slurm.XXXXXX)
 chmod 755 "$tmp"
 fails=0
@@ -79,6 +84,29 @@ hello() { # mpi nal nranks
 }
 hello pmix udp 4
 hello pmi2 ether 2
+
+# Frame authentication, the key from PMI: the ring is delivered with MACs
+# under rank 0's key; a rank with a key of its own is a forger.
+if srun_case authring 30 -N 2 -n 4 --mpi=pmix \
+	--export=ALL,PTL_NAL=udp,P3_RMPP_IFNAME=eth0,P3_RMPP_AUTH=on,P3_RMPP_STATS=1 \
+	"$B/tools/ptlrun/rt_hello" && [ "$(grep -c "of 4 jid [0-9]*: got 'hello from" "$tmp/out")" -eq 4 ] &&
+	! grep -q auth_drops "$tmp/out"; then
+	ok "rt_hello: srun -N 2 -n 4 --mpi=pmix, udp, P3_RMPP_AUTH=on with the key from PMI"
+else
+	not_ok "rt_hello: srun -N 2 -n 4 --mpi=pmix, udp, P3_RMPP_AUTH=on with the key from PMI"
+fi
+forged=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+printf '0 %s\n1 env P3_RMPP_AUTH_KEY=%s %s\n' "$B/tools/ptlrun/rt_hello" "$forged" \
+	"$B/tools/ptlrun/rt_hello" >"$tmp/forger.conf"
+srun_case forger 30 -N 2 -n 2 --mpi=pmi2 -l --multi-prog \
+	--export=ALL,PTL_NAL=udp,P3_RMPP_IFNAME=eth0,P3_RMPP_AUTH=on,P3_RMPP_STATS=1,RT_HELLO_TRIES=10 \
+	"$tmp/forger.conf"
+drops0=$(awk '$1 == "0:" && $2 == "auth_drops" { print $3 }' "$tmp/out")
+if [ "${drops0:-0}" -ge 1 ] && ! grep -q "got 'hello" "$tmp/out"; then
+	ok "forger (srun --multi-prog, rank 1 with its own key): rank 0 dropped and counted $drops0 frames"
+else
+	not_ok "forger: rank 0 auth_drops ${drops0:-none}"
+fi
 
 bench() { # mpi nal
 	if srun_case ptlbench 60 -N 2 -n 4 --mpi="$1" \

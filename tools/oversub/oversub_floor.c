@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * oversub_floor.c - the floor under an allreduce of N processes that share
+ * fewer cores: what a perfect communication library (no matching, no
+ * protocol, one cache line per message) pays in waits and context switches.
+ *
+ *   p3-oversub-floor [-n NPROCS] [-w spin|yield|futex] [-i ITERS] [-s SPIN]
+ *
+ * NPROCS (a power of two, <= 64) processes forked from this one run ITERS
+ * recursive-doubling "allreduces" of one 64-bit word, as MPICH does for
+ * 64 B with 4 ranks: at step k, rank r writes its word and the iteration
+ * into its slot for step k and waits for the slot of rank r ^ 2^k.  The
+ * wait is
+ *   spin   a pause loop (the best case when every process has a core);
+ *   yield  sched_yield() between checks (a handoff to the co-scheduled
+ *          process, never sleeping);
+ *   futex  SPIN checks with sched_yield, then FUTEX_WAIT on the slot; a
+ *          writer wakes the waiter it finds registered.
+ * The sums are checked every iteration.  Prints one line:
+ *   "floor: N procs, WAIT: X us per allreduce (ITERS iterations)".
+ * Used by mpi-adapter/README.md ("Oversubscription") to show how close to the
+ * 2-rank figure 4 ranks on 2 cores can come; not a test.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_PROCS 64
+#define MAX_STEPS 6
+
+enum wait_kind { WAIT_SPIN, WAIT_YIELD, WAIT_FUTEX };
+
+struct slot {
+	_Atomic uint32_t seq;     /* the iteration this value belongs to (futex word) */
+	_Atomic uint32_t waiting; /* a reader sleeps on seq */
+	uint64_t value;
+	char pad[48];
+};
+
+struct shared {
+	struct slot slot[MAX_PROCS][MAX_STEPS][2]; /* [iteration & 1] */
+	_Atomic uint32_t ready;
+	_Atomic uint32_t go;
+	double elapsed_us[MAX_PROCS];
+	int errors;
+};
+
+static long futex(_Atomic uint32_t *w, int op, uint32_t v)
+{
+	return syscall(SYS_futex, (uint32_t *)w, op, v, NULL, NULL, 0);
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void wait_seq(struct slot *s, uint32_t want, enum wait_kind how, int spin)
+{
+	for (int i = 0; atomic_load_explicit(&s->seq, memory_order_acquire) != want; i++) {
+		if (how == WAIT_SPIN) {
+			__builtin_ia32_pause();
+		} else if (how == WAIT_YIELD || i < spin) {
+			sched_yield();
+		} else {
+			atomic_store(&s->waiting, 1);
+			if (atomic_load(&s->seq) != want)
+				futex(&s->seq, FUTEX_WAIT, atomic_load(&s->seq));
+			atomic_store(&s->waiting, 0);
+		}
+	}
+}
+
+static void post(struct slot *s, uint32_t seq, uint64_t v, enum wait_kind how)
+{
+	s->value = v;
+	atomic_store_explicit(&s->seq, seq, memory_order_release);
+	if (how == WAIT_FUTEX && atomic_load(&s->waiting))
+		futex(&s->seq, FUTEX_WAKE, 1);
+}
+
+static void rank_main(struct shared *sh, int rank, int n, int iters, enum wait_kind how, int spin)
+{
+	int steps = __builtin_ctz((unsigned)n);
+	atomic_fetch_add(&sh->ready, 1);
+	while (!atomic_load(&sh->go))
+		sched_yield();
+	double t0 = 0;
+	for (int it = 1; it <= iters + 100; it++) {
+		if (it == 101)
+			t0 = now_us(); /* 100 warm-up iterations */
+		uint64_t v = (uint64_t)rank + (uint64_t)it;
+		for (int k = 0; k < steps; k++) {
+			int peer = rank ^ (1 << k);
+			post(&sh->slot[rank][k][it & 1], (uint32_t)it, v, how);
+			wait_seq(&sh->slot[peer][k][it & 1], (uint32_t)it, how, spin);
+			v += sh->slot[peer][k][it & 1].value;
+		}
+		/* sum over r of (r + it) */
+		if (v != (uint64_t)n * (uint64_t)(n - 1) / 2 + (uint64_t)n * (uint64_t)it)
+			__atomic_fetch_add(&sh->errors, 1, __ATOMIC_RELAXED);
+		/* slots alternate by iteration: a rank can be one iteration
+		 * ahead of a partner still reading, never two (it would need the
+		 * partner's next post first) */
+	}
+	sh->elapsed_us[rank] = now_us() - t0;
+}
+
+int main(int argc, char **argv)
+{
+	int n = 4, iters = 20000, spin = 100, opt;
+	enum wait_kind how = WAIT_YIELD;
+	const char *hows[] = {"spin", "yield", "futex"};
+	while ((opt = getopt(argc, argv, "n:w:i:s:")) != -1) {
+		switch (opt) {
+		case 'n':
+			n = atoi(optarg);
+			break;
+		case 'i':
+			iters = atoi(optarg);
+			break;
+		case 's':
+			spin = atoi(optarg);
+			break;
+		case 'w':
+			how = !strcmp(optarg, "spin")    ? WAIT_SPIN
+			      : !strcmp(optarg, "yield") ? WAIT_YIELD
+			      : !strcmp(optarg, "futex") ? WAIT_FUTEX
+			                                 : (enum wait_kind) - 1;
+			break;
+		default:
+			how = (enum wait_kind) - 1;
+		}
+	}
+	if ((int)how < 0 || n < 2 || n > MAX_PROCS || (n & (n - 1)) || iters < 1 || spin < 0) {
+		fprintf(stderr,
+		        "usage: %s [-n 2|4|...|64] [-w spin|yield|futex] [-i ITERS] "
+		        "[-s SPIN]\n",
+		        argv[0]);
+		return 2;
+	}
+	struct shared *sh =
+	    mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 1;
+	pid_t pids[MAX_PROCS];
+	for (int r = 0; r < n; r++) {
+		pids[r] = fork();
+		if (pids[r] < 0)
+			return 1;
+		if (pids[r] == 0) {
+			rank_main(sh, r, n, iters, how, spin);
+			_exit(0);
+		}
+	}
+	while (atomic_load(&sh->ready) < (uint32_t)n)
+		usleep(1000);
+	atomic_store(&sh->go, 1);
+	int bad = 0;
+	for (int r = 0; r < n; r++) {
+		int st;
+		if (waitpid(pids[r], &st, 0) != pids[r] || !WIFEXITED(st) || WEXITSTATUS(st))
+			bad = 1;
+	}
+	double worst = 0;
+	for (int r = 0; r < n; r++)
+		worst = sh->elapsed_us[r] > worst ? sh->elapsed_us[r] : worst;
+	printf("floor: %d procs, %s: %.2f us per allreduce (%d iterations)%s\n", n, hows[how],
+	       worst / iters, iters, sh->errors || bad ? ", ERRORS" : "");
+	return sh->errors || bad;
+}
