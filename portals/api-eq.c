@@ -158,13 +158,20 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 	 * progress thread, the events come from those threads: yield the CPU
 	 * instead of pausing, or a rank pinned to one core starves its own
 	 * progress thread for the whole spin budget; on an oversubscribed node
-	 * (<p3rt/oversub.h>) the peer may wait for this very core: yield too.
+	 * (<p3rt/oversub.h>) the peer may wait for this very core: yield too;
+	 * in offload the events come from the NIC (mcpd), which may share
+	 * this core: a spin that does not yield holds it off for the whole
+	 * budget (one interrupt per message, +50 us each hop, was measured),
+	 * and on the NIC's only core the wait does not spin (wait_policy).
 	 * The clock is read every
 	 * 16 passes only (a vDSO clock read costs as much as a pass). */
 	int threaded = 1, oversub = 0;
+	unsigned int spin_us = UINT_MAX; /* the least budget of the NIs */
 	for (int i = 0; i < s->n; i++) {
 		threaded &= s->nis[i]->ni_thread != 0;
-		oversub |= s->nis[i]->ni_oversub;
+		oversub |= s->nis[i]->ni_oversub | s->nis[i]->ni_spin_yield;
+		if (s->nis[i]->ni_spin_us < spin_us)
+			spin_us = s->nis[i]->ni_spin_us;
 	}
 	unsigned int spins = 0;
 	now = start;
@@ -181,7 +188,7 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 			p3_cpu_relax();
 		if ((++spins & 15u) == 0)
 			now = p3_now_us();
-	} while (now - start < P3_SPIN_US && now < deadline);
+	} while (now - start < spin_us && now < deadline);
 
 	/* Block phase: never spin for long on a 2-core machine. */
 	p3_poll_waiters(s, 1);
