@@ -18,13 +18,14 @@
 #include <stdint.h>
 
 #define OFF_SPIN_NS      20000         /* spin for a reply before blocking */
+#define OFF_FULL_WAIT_NS 2000000000ull /* command queue full this long: fail */
+
 /* An EQ wait whose NIC runs on other cores spins this long before it
  * blocks.  Short: on the loaded 2-core machine a rank spinning on its core
  * pushed the other jobs' work onto the NIC's core, and 0-byte put latency
  * rose (0 or 20 us: 91-286 us, 50 us: 200-290 us, 250 us: 154-309 us,
  * alternated runs, load 17-20). */
-#define OFF_EQ_SPIN_US   20
-#define OFF_FULL_WAIT_NS 2000000000ull /* command queue full this long: fail */
+#define OFF_EQ_SPIN_US 20
 
 /* Registration entries an MD holds. */
 struct off_run {
@@ -65,7 +66,7 @@ struct myri_off {
 	struct off_eq *eqs;      /* by EQ index, limits.max_eqs */
 	uint32_t neqs;
 	_Atomic int nhandlers;
-	enum myri_spin spin; /* waits: from where the NIC runs (cpu_share.c) */
+	enum myri_spin spin;  /* waits: from where the NIC runs (cpu_share.c) */
 	unsigned int spin_us; /* MYRI_SPIN: the EQ waits' budget (P3_MYRI_SPIN_US) */
 };
 

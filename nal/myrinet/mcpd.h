@@ -96,8 +96,8 @@ struct mcpd {
 	struct mcpd_tag listen_tag;
 	unsigned base_port;
 	unsigned spin_us;
-	int spin_auto;       /* spin_us not given: 0 when the hosts cover our CPUs */
-	unsigned spin_eff;   /* the spin of the event loop now (spin_update) */
+	int spin_auto;         /* spin_us not given: 0 when the hosts cover our CPUs */
+	unsigned spin_eff;     /* the spin of the event loop now (spin_update) */
 	uint64_t wires_all_at; /* when every wire last got a pass (mcpd.c) */
 	struct mcpd_ep *eps;
 	struct mcpd_stats stats;
