@@ -162,13 +162,20 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 	 * or by default there (P3_OVERSUB_WAIT=sleep) skip the spin after one
 	 * pass: a yielding waiter queues behind every runnable process for a
 	 * time slice, a sleeper woken by its event runs at once.
+	 * In offload the events come from the NIC (mcpd), which may share
+	 * this core: a spin that does not yield holds it off for the whole
+	 * budget (one interrupt per message, +50 us each hop, was measured),
+	 * and on the NIC's only core the wait does not spin (wait_policy).
 	 * The clock is read every
 	 * 16 passes only (a vDSO clock read costs as much as a pass). */
 	int threaded = 1, oversub = 0, oversub_sleep = 0;
+	unsigned int spin_us = UINT_MAX; /* the least budget of the NIs */
 	for (int i = 0; i < s->n; i++) {
 		threaded &= s->nis[i]->ni_thread != 0;
-		oversub |= s->nis[i]->ni_oversub;
+		oversub |= s->nis[i]->ni_oversub | s->nis[i]->ni_spin_yield;
 		oversub_sleep |= s->nis[i]->ni_oversub_sleep;
+		if (s->nis[i]->ni_spin_us < spin_us)
+			spin_us = s->nis[i]->ni_spin_us;
 	}
 	unsigned int spins = 0;
 	now = start;
@@ -187,7 +194,7 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 			p3_cpu_relax();
 		if ((++spins & 15u) == 0)
 			now = p3_now_us();
-	} while (now - start < P3_SPIN_US && now < deadline);
+	} while (now - start < spin_us && now < deadline);
 
 	/* Block phase: never spin for long on a 2-core machine. */
 	p3_poll_waiters(s, 1);

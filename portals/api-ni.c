@@ -205,6 +205,10 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
 	struct ptl_oversub os;
 	ni->ni_oversub = ptl_oversub_detect(&os);
 	ni->ni_oversub_sleep = ni->ni_oversub && ptl_oversub_wait_sleeps();
+	ni->ni_spin_us = P3_SPIN_US;
+	ni->ni_spin_yield = 0;
+	if (ni->ni_if->wait_policy)
+		ni->ni_if->wait_policy(ni->ni_lib, &ni->ni_spin_us, &ni->ni_spin_yield);
 	ni->ni_refs = 1;
 	ni->ni_gen = args.ni_gen ? args.ni_gen : 1;
 	*ni_handle = p3_handle_make(P3_HT_NI, slot, ni->ni_gen, 0);

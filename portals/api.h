@@ -36,6 +36,8 @@ struct p3_api_ni {
 	int ni_thread; /* progress thread: API calls do not drive the NAL */
 	int ni_oversub; /* node oversubscribed (<p3rt/oversub.h>): waits yield */
 	int ni_oversub_sleep; /* ... and they sleep at once (P3_OVERSUB_WAIT) */
+	unsigned int ni_spin_us; /* EQ waits spin this long, then block (wait_policy) */
+	int ni_spin_yield; /* ... yielding the CPU (offload: the NIC may share it) */
 	_Atomic int ni_prog_busy; /* app mode: a waiter is blocked in the NAL */
 	uint32_t ni_neqs;
 	struct p3_eq_ring **ni_eqs; /* by EQ index; NULL = free */

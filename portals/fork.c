@@ -59,6 +59,7 @@ static void p3_fork_forget_ni(struct p3_api_ni *ni)
 	ni->ni_neqs = 0;
 	ni->ni_refs = 0;
 	ni->ni_thread = 0;
+	ni->ni_spin_yield = 0;
 	/* ni_gen is kept: the next NI in this slot gets a new generation, so
 	 * the parent's handles do not validate on it */
 }

@@ -100,6 +100,12 @@ struct p3_lib_iface {
 
 	/* Wake a thread blocked in progress() (EQ waits in app mode). */
 	void (*wakeup)(struct p3_lib *lib);
+
+	/* Optional (NULL: spin P3_SPIN_US, not yielding): how EQ waits spin
+	 * before they block -- the budget in us (*spin_us holds the default)
+	 * and whether the spin yields the CPU.  Offload sets it from where the
+	 * NIC runs: on the waiter's only core a spin would hold the NIC off. */
+	void (*wait_policy)(struct p3_lib *lib, unsigned int *spin_us, int *yield);
 };
 
 /* The in-process LIB side (lib-ni.c). */

@@ -9,6 +9,7 @@
 #include "ptlbench.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void header_lines(struct pb_ctx *c, const struct pb_table *t, const char *const *extra)
@@ -21,6 +22,10 @@ static void header_lines(struct pb_ctx *c, const struct pb_table *t, const char 
 		       c->cpus, c->load[0]);
 	if (c->oversub[0])
 		printf("# oversubscription: %s\n", c->oversub);
+	/* the placement of the job's emulated NICs (ptlrun --nic-cpus) */
+	const char *nic_cpus = getenv("P3_PTLRUN_NIC_CPUS");
+	if (nic_cpus && *nic_cpus)
+		printf("# NICs (mcpd) on CPUs: %s  (NIC i on the i-th)\n", nic_cpus);
 	if (c->npairs > 1)
 		printf("# ranks: %d, %d pairs measured at once (rank r with rank r+%d); figures of ranks 0 "
 		       "and %d\n",

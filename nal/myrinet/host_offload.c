@@ -56,6 +56,8 @@ static int off_open(const struct p3_lib_open_args *args, struct p3_lib **libp,
 		free(o);
 		return rc == -EADDRINUSE || rc == -EINVAL ? PTL_PID_INVALID : PTL_FAIL;
 	}
+	o->spin = off_spin_policy(o);
+	o->spin_us = off_spin_budget_us();
 	struct myri_cmd cmd;
 	struct myri_evt e = {0};
 	struct myri_lib_open a = {.ni_index = args->ni_index,
@@ -154,6 +156,16 @@ static int off_progress(struct p3_lib *lib, int timeout_ms)
 		poll(NULL, 0, timeout_ms < 0 || timeout_ms > 10 ? 10 : timeout_ms);
 	off_run_handlers(o);
 	return PTL_OK;
+}
+
+static void off_wait_policy(struct p3_lib *lib, unsigned int *spin_us, int *yield)
+{
+	struct myri_off *o = OFF(lib);
+	if (o->spin == MYRI_SPIN_NONE)
+		*spin_us = 0;
+	else if (o->spin == MYRI_SPIN)
+		*spin_us = o->spin_us;
+	*yield = o->spin == MYRI_SPIN_YIELD;
 }
 
 static int off_progress_thread(struct p3_lib *lib)
@@ -510,4 +522,5 @@ const struct p3_lib_iface p3_myri_offload_iface = {
     .getput = off_getput,
     .handle_check = off_handle_check,
     .wakeup = off_wakeup,
+    .wait_policy = off_wait_policy,
 };

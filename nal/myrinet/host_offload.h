@@ -9,6 +9,7 @@
 #ifndef P3_HOST_OFFLOAD_H
 #define P3_HOST_OFFLOAD_H
 
+#include "cpu_share.h"
 #include "myri_host.h"
 
 #include "handle.h"
@@ -18,6 +19,13 @@
 
 #define OFF_SPIN_NS      20000         /* spin for a reply before blocking */
 #define OFF_FULL_WAIT_NS 2000000000ull /* command queue full this long: fail */
+
+/* An EQ wait whose NIC runs on other cores spins this long before it
+ * blocks.  Short: on the loaded 2-core machine a rank spinning on its core
+ * pushed the other jobs' work onto the NIC's core, and 0-byte put latency
+ * rose (0 or 20 us: 91-286 us, 50 us: 200-290 us, 250 us: 154-309 us,
+ * alternated runs, load 17-20). */
+#define OFF_EQ_SPIN_US 20
 
 /* Registration entries an MD holds. */
 struct off_run {
@@ -58,6 +66,8 @@ struct myri_off {
 	struct off_eq *eqs;      /* by EQ index, limits.max_eqs */
 	uint32_t neqs;
 	_Atomic int nhandlers;
+	enum myri_spin spin;  /* waits: from where the NIC runs (cpu_share.c) */
+	unsigned int spin_us; /* MYRI_SPIN: the EQ waits' budget (P3_MYRI_SPIN_US) */
 };
 
 static inline struct myri_off *OFF(struct p3_lib *lib)
@@ -66,6 +76,11 @@ static inline struct myri_off *OFF(struct p3_lib *lib)
 }
 
 /* host_offload_link.c */
+/* The waits' policy: P3_MYRI_SPIN (none, yield, spin) or from affinity. */
+enum myri_spin off_spin_policy(const struct myri_off *o);
+/* An EQ wait's spin when the NIC runs on other cores: P3_MYRI_SPIN_US or
+ * OFF_EQ_SPIN_US. */
+unsigned int off_spin_budget_us(void);
 uint64_t off_now_ns(void);
 int off_nic_gone(struct myri_off *o);
 void off_wait_interrupt(struct myri_off *o, int timeout_ms);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,6 +65,28 @@ int off_nic_gone(struct myri_off *o)
 		return 1;
 	}
 	return 0;
+}
+
+enum myri_spin off_spin_policy(const struct myri_off *o)
+{
+	const char *e = getenv("P3_MYRI_SPIN");
+	if (e && !strcmp(e, "none"))
+		return MYRI_SPIN_NONE;
+	if (e && !strcmp(e, "yield"))
+		return MYRI_SPIN_YIELD;
+	if (e && !strcmp(e, "spin"))
+		return MYRI_SPIN;
+	return myri_spin_policy((pid_t)o->h->nic_ospid);
+}
+
+unsigned int off_spin_budget_us(void)
+{
+	const char *e = getenv("P3_MYRI_SPIN_US");
+	if (e && *e) {
+		unsigned long v = strtoul(e, NULL, 0);
+		return v > 100000 ? 100000u : (unsigned int)v;
+	}
+	return OFF_EQ_SPIN_US;
 }
 
 /* Block until the interrupt, the NIC's hang-up or timeout_ms. */
@@ -129,7 +152,11 @@ int off_cmd_push(struct myri_off *o, const struct myri_cmd *cmd)
 	}
 	h->seg->cmd[tail % MYRI_CMDQ_LEN] = *cmd;
 	atomic_store(&q->tail, tail + 1);
-	if (atomic_load(&h->seg->nic_sleeping)) {
+	/* Doorbells coalesce: the first command after the NIC went to sleep
+	 * takes the word and rings; the next ones, until the NIC sets it
+	 * again before its next sleep, see it clear (a doorbell per put while
+	 * a sleeping NIC woke cost a system call each). */
+	if (atomic_load(&h->seg->nic_sleeping) && atomic_exchange(&h->seg->nic_sleeping, 0)) {
 		uint64_t one = 1;
 		if (write(h->doorbell_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			return -1;
@@ -178,8 +205,11 @@ int off_rpc_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd, st
 	for (;;) {
 		if (take_reply(o, cmd->token, out))
 			return out->status;
-		if (off_now_ns() - t0 < OFF_SPIN_NS)
+		if (o->spin != MYRI_SPIN_NONE && off_now_ns() - t0 < OFF_SPIN_NS) {
+			if (o->spin == MYRI_SPIN_YIELD)
+				sched_yield(); /* the NIC may share this core */
 			continue;
+		}
 		atomic_fetch_add(&h->seg->host_sleeping, 1);
 		if (atomic_load(&h->seg->evtq.head) == atomic_load(&h->seg->evtq.tail))
 			off_wait_interrupt(o, 1); /* 1 ms slices: another thread may take it */

@@ -79,6 +79,7 @@ struct mcpd_ep {
 	uint8_t *arena;       /* the segment's EQ-ring arena, NULL if absent */
 	struct mcpd_off *off; /* offload: the LIB side of this endpoint */
 	int dead;             /* tear down at the next loop turn */
+	int wire_due;         /* progress the wire in the next pass (mcpd.c) */
 	int intr_per_hdr;     /* MYRI_CMD_INTR_CTL: an interrupt per RX_HDR event */
 	struct mcpd_ep *next;
 };
@@ -95,6 +96,9 @@ struct mcpd {
 	struct mcpd_tag listen_tag;
 	unsigned base_port;
 	unsigned spin_us;
+	int spin_auto;         /* spin_us not given: 0 when the hosts cover our CPUs */
+	unsigned spin_eff;     /* the spin of the event loop now (spin_update) */
+	uint64_t wires_all_at; /* when every wire last got a pass (mcpd.c) */
 	struct mcpd_ep *eps;
 	struct mcpd_stats stats;
 	volatile int stop;

@@ -6,6 +6,7 @@
  * runs, ptlrun ends the job and says which NIC it was.
  */
 #include "nic.h"
+#include "nic_place.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -64,6 +65,7 @@ int ptlrun_nic_start(void)
 	}
 	if (nic_pid == 0) {
 		setpgid(0, 0); /* the job's signals are not the NIC's */
+		ptlrun_nic_place(0);
 		execl(path, "mcpd", "--nic", nic_name, (char *)NULL);
 		fprintf(stderr, "ptlrun: cannot run the NIC %s: %s\n", path, strerror(errno));
 		_exit(127);

@@ -19,6 +19,7 @@
 
 #include "hosts.h"
 #include "nic.h"
+#include "nic_place.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -66,6 +67,8 @@ struct ptlrun_opts {
 	int po_hosts;            /* --hosts H, 0: one host */
 	const char *po_netns_tag; /* --netns-tag T: an existing bed */
 	int po_ncpus;
+	int po_nic_cpus[64]; /* --nic-cpus: NIC i -> po_nic_cpus[i % po_nnic_cpus] */
+	int po_nnic_cpus;
 	char **po_argv;
 };
 
@@ -248,6 +251,10 @@ static void usage(FILE *f)
 	           "      --no-tag            pass the ranks' output through untouched\n"
 	           "      --cpus LIST         pin rank i to the i-th CPU of LIST (e.g. 0,1 or\n"
 	           "                          0-3; reused cyclically); default: no pinning\n"
+	           "      --nic-cpus LIST     myrinet: pin NIC i (mcpd) to the i-th CPU of LIST;\n"
+	           "                          a NIC on a rank's CPU does not spin (benchmark\n"
+	           "                          placement: --cpus 0,1 --nic-cpus 1); default:\n"
+	           "                          the NIC is not pinned\n"
 	           "      --hosts H           place rank i on host i %% H: H network namespaces\n"
 	           "                          made with p3-netns for the job and removed after\n"
 	           "                          it (needs root; udp, ether, xdp)\n"
@@ -410,7 +417,8 @@ static int parse_options(int argc, char **argv, struct ptlrun_opts *o,
 		OPT_NO_TAG,
 		OPT_CPUS,
 		OPT_HOSTS,
-		OPT_NETNS_TAG
+		OPT_NETNS_TAG,
+		OPT_NIC_CPUS
 	};
 	static const struct option longopts[] = {
 	    {"np", required_argument, NULL, 'n'},
@@ -422,6 +430,7 @@ static int parse_options(int argc, char **argv, struct ptlrun_opts *o,
 	    {"cpus", required_argument, NULL, OPT_CPUS},
 	    {"hosts", required_argument, NULL, OPT_HOSTS},
 	    {"netns-tag", required_argument, NULL, OPT_NETNS_TAG},
+	    {"nic-cpus", required_argument, NULL, OPT_NIC_CPUS},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -485,6 +494,15 @@ static int parse_options(int argc, char **argv, struct ptlrun_opts *o,
 			if (parse_cpus("--cpus", optarg, &o->po_cpus, &o->po_ncpus) != 0)
 				return -1;
 			break;
+		case OPT_NIC_CPUS: {
+			int *nc = NULL, nn = 0;
+			if (parse_cpus("--nic-cpus", optarg, &nc, &nn) != 0)
+				return -1;
+			o->po_nnic_cpus = nn < 64 ? nn : 64;
+			memcpy(o->po_nic_cpus, nc, (size_t)o->po_nnic_cpus * sizeof(*nc));
+			free(nc);
+			break;
+		}
 		case OPT_HOSTS:
 			if (parse_count("--hosts", optarg, &o->po_hosts) != 0)
 				return -1;
@@ -1013,7 +1031,9 @@ int main(int argc, char **argv)
 		free(o.po_cpus);
 		return status;
 	}
-	if (nal->pn_maps == ptlrun_maps_myrinet && ptlrun_nic_start() != 0) {
+	if (nal->pn_maps == ptlrun_maps_myrinet &&
+	    (ptlrun_nic_placement(o.po_nic_cpus, o.po_nnic_cpus, o.po_cpus, o.po_ncpus) != 0 ||
+	     ptlrun_nic_start() != 0)) {
 		ptlrun_hosts_teardown(&hosts);
 		free(nidstr);
 		free(pidstr);

@@ -154,6 +154,24 @@ if [ "$(nproc)" -ge 2 ]; then
 		pass "--cpus 1,0: rank i on the i-th CPU" || fail "--cpus 1,0" "$tmp/out"
 fi
 
+# --- NIC placement: --nal myrinet --nic-cpus pins the job's NIC; on a
+# rank's CPU the NIC is told not to spin (P3_MCPD_SPIN_US=0)
+nicq='echo spin=${P3_MCPD_SPIN_US:-unset}; for p in /proc/[0-9]*; do
+	if tr "\0" " " <$p/cmdline 2>/dev/null | grep -q -- "--nic $P3_MYRI_NIC"; then
+		echo niccpus=$(awk "/^Cpus_allowed_list/ {print \$2}" $p/status); fi; done'
+if run nic-cpus 0 -n 1 --nal myrinet --cpus 0 --nic-cpus 0 sh -c "$nicq" &&
+	has out "spin=0" && has out "niccpus=0"; then
+	pass "--nic-cpus 0 beside rank 0: NIC pinned, no spin"
+else fail "--nic-cpus 0" "$tmp/out" "$tmp/err"; fi
+if [ "$(nproc)" -ge 2 ]; then
+	run nic-cpus1 0 -n 1 --nal myrinet --cpus 0 --nic-cpus 1 sh -c "$nicq" &&
+		has out "spin=unset" && has out "niccpus=1" &&
+		pass "--nic-cpus 1 away from the rank: NIC pinned, spin default" ||
+		fail "--nic-cpus 1" "$tmp/out" "$tmp/err"
+fi
+run bad-nic-cpus 2 --nal myrinet --nic-cpus x "$HELPER" && has err "--nic-cpus: bad CPU list 'x'" &&
+	pass "bad --nic-cpus named"
+
 # --- errors name the bad option
 run bad-opt 2 --bogus "$HELPER" && has err "'--bogus'" && pass "unknown option named"
 run bad-n 2 -n x "$HELPER" && has err "-n: bad value 'x'" && pass "bad -n named"
