@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * neigh.c - IPv4 address -> MAC address from the kernel's neighbour table
- * (/proc/net/arp), for users of the raw-Ethernet link that name peers by IPv4
+ * neigh.c - an interface's IPv4 address, and IPv4 address -> MAC address
+ * from the kernel's neighbour table (/proc/net/arp), for users of the raw-Ethernet link that name peers by IPv4
  * address: the ether NAL (nal/rmpp) and the emulated NIC (nal/myrinet mcpd).
  * Nothing ARPs for raw 0x88B5 frames, so the entries are static ones
  * (tools/p3-netns neigh, ptlrun --hosts) or left by other traffic.
@@ -10,8 +10,32 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int rmpp_iface_ipv4(const char *ifname, uint32_t *ip)
+{
+	struct ifreq ifr;
+	if (strlen(ifname) >= sizeof(ifr.ifr_name))
+		return -ENODEV;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, ifname, strlen(ifname));
+	int rc = ioctl(s, SIOCGIFADDR, &ifr);
+	close(s);
+	if (rc != 0)
+		return -ENODEV;
+	struct sockaddr_in sin;
+	memcpy(&sin, &ifr.ifr_addr, sizeof(sin));
+	*ip = ntohl(sin.sin_addr.s_addr);
+	return 0;
+}
 
 #define NEIGH_FLAG_COMPLETE 0x2 /* ATF_COM: the entry has a hardware address */
 

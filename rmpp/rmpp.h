@@ -86,6 +86,9 @@ const char *rmpp_addr_str(const struct rmpp_addr *addr, char *buf, size_t len);
  * raw frames, so static entries are expected).  0, -EHOSTUNREACH (no entry)
  * or -errno (table unreadable).  neigh.c */
 int rmpp_neigh_lookup(const char *ifname, uint32_t ip, uint8_t mac[6]);
+/* The IPv4 address (host byte order) of interface ifname: 0 or -ENODEV (no
+ * such interface or no address).  neigh.c */
+int rmpp_iface_ipv4(const char *ifname, uint32_t *ip);
 
 /* ---- configuration ----------------------------------------------------- */
 
