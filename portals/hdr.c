@@ -119,7 +119,7 @@ int p3_hdr_unpack(const uint8_t *w, size_t len, struct p3_hdr *h)
 	h->md_offset = p3_get64(w + 88);
 	h->flags = p3_get32(w + 96);
 	if (h->flags != 0 && (h->flags != P3_HDR_F_FAIL || h->type != P3_MSG_REPLY ||
-			      h->mlength != 0 || h->payload_len != 0))
+	                      h->mlength != 0 || h->payload_len != 0))
 		return -1;
 
 	switch (h->type) {

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * neigh.c - an interface's IPv4 address, and IPv4 address -> MAC address
- * from the kernel's neighbour table (/proc/net/arp), for users of the raw-Ethernet link that name peers by IPv4
- * address: the ether NAL (nal/rmpp) and the emulated NIC (nal/myrinet mcpd).
- * Nothing ARPs for raw 0x88B5 frames, so the entries are static ones
- * (tools/p3-netns neigh, ptlrun --hosts) or left by other traffic.
+ * from the kernel's neighbour table (/proc/net/arp), for users of the raw-Ethernet link that name
+ * peers by IPv4 address: the ether NAL (nal/rmpp) and the emulated NIC (nal/myrinet mcpd). Nothing
+ * ARPs for raw 0x88B5 frames, so the entries are static ones (tools/p3-netns neigh, ptlrun --hosts)
+ * or left by other traffic.
  */
 #include "rmpp.h"
 

@@ -183,7 +183,8 @@ int ptlrun_nic_died(void)
 			fprintf(stderr,
 			        "ptlrun: the NIC mcpd %s%s (pid %d) was killed by signal %d (%s); "
 			        "terminating the job\n",
-			        nic_name, host, (int)nic_pid[i], WTERMSIG(st), strsignal(WTERMSIG(st)));
+			        nic_name, host, (int)nic_pid[i], WTERMSIG(st),
+			        strsignal(WTERMSIG(st)));
 		else
 			fprintf(stderr,
 			        "ptlrun: the NIC mcpd %s%s (pid %d) exited with %d; terminating "
