@@ -107,8 +107,13 @@ struct p3_hdr {
 	uint64_t payload_len;
 	uint64_t md_offset;
 	ptl_handle_md_t md_handle;
-	uint32_t reserved;
+	uint32_t flags; /* P3_HDR_F_*; 0 but in a failed REPLY */
 };
+
+/* p3_hdr.flags.  P3_HDR_F_FAIL: a REPLY (mlength and payload 0) saying the
+ * target could not complete the get or getput (an offloading NIC's DMA of
+ * the target MD failed): the initiator's REPLY_END carries PTL_NI_FAIL. */
+#define P3_HDR_F_FAIL 1u
 
 /* Wire form of p3_hdr: P3_HDR_WIRE_LEN bytes, network byte order, first byte
  * P3_HDR_WIRE_VERSION.  unpack returns 0 or -1 (short, wrong version, bad

@@ -12,15 +12,16 @@
  *     8   4  src.pid           72   8  mlength
  *    12   4  dst.nid           80   8  payload_len
  *    16   4  dst.pid           88   8  md_offset
- *    20   4  src_uid           96   4  reserved (p3_hdr.reserved, 0)
+ *    20   4  src_uid           96   4  flags (P3_HDR_F_FAIL in a REPLY, else 0)
  *    24   4  src_jid          100   4  reserved (0)
  *    28   4  pt_index
  *    32   4  ac_index
  *    36   4  md_handle
  *
  * p3_hdr_unpack validates every field it can without LIB state: version,
- * type, reserved bytes zero, payload_len consistent with the type, mlength
- * not above rlength where both are meaningful.  It is a fuzz target.
+ * type, reserved bytes zero, flags only P3_HDR_F_FAIL and only in a REPLY
+ * without data, payload_len consistent with the type, mlength not above
+ * rlength where both are meaningful.  It is a fuzz target.
  */
 #include "p3.h"
 
@@ -86,7 +87,7 @@ void p3_hdr_pack(const struct p3_hdr *h, uint8_t *w)
 	p3_put64(w + 72, h->mlength);
 	p3_put64(w + 80, h->payload_len);
 	p3_put64(w + 88, h->md_offset);
-	p3_put32(w + 96, h->reserved);
+	p3_put32(w + 96, h->flags);
 	p3_put32(w + 100, 0);
 }
 
@@ -96,7 +97,7 @@ int p3_hdr_unpack(const uint8_t *w, size_t len, struct p3_hdr *h)
 		return -1;
 	if (w[0] != P3_HDR_WIRE_VERSION)
 		return -1;
-	if (p3_get16(w + 2) != 0 || p3_get32(w + 96) != 0 || p3_get32(w + 100) != 0)
+	if (p3_get16(w + 2) != 0 || p3_get32(w + 100) != 0)
 		return -1;
 	memset(h, 0, sizeof(*h));
 	h->type = w[1];
@@ -116,7 +117,10 @@ int p3_hdr_unpack(const uint8_t *w, size_t len, struct p3_hdr *h)
 	h->mlength = p3_get64(w + 72);
 	h->payload_len = p3_get64(w + 80);
 	h->md_offset = p3_get64(w + 88);
-	h->reserved = 0;
+	h->flags = p3_get32(w + 96);
+	if (h->flags != 0 && (h->flags != P3_HDR_F_FAIL || h->type != P3_MSG_REPLY ||
+	                      h->mlength != 0 || h->payload_len != 0))
+		return -1;
 
 	switch (h->type) {
 	case P3_MSG_PUT:

@@ -46,7 +46,7 @@ static inline void p3_hdr_fill(struct p3_lib *lib, struct p3_hdr *h, uint32_t ty
 	h->ac_index = ac;
 	h->match_bits = mbits;
 	h->remote_offset = remote_offset;
-	h->reserved = 0;
+	h->flags = 0;
 }
 
 /* Resolve the region [off, off+len) of an MD for sending.  whole: all of it. */

@@ -42,6 +42,7 @@ struct p3_msg *p3_msg_alloc_locked(struct p3_lib *lib)
 	msg->msg_buf = NULL;
 	msg->msg_on_sends = 0;
 	msg->msg_ack_parked = 0;
+	msg->msg_failed = 0;
 	if (++lib->lib_sr[PTL_SR_MSGS_INFLIGHT] > lib->lib_sr[PTL_SR_MSGS_MAX])
 		lib->lib_sr[PTL_SR_MSGS_MAX] = lib->lib_sr[PTL_SR_MSGS_INFLIGHT];
 	return msg;
@@ -190,6 +191,7 @@ static void p3_send_reply(struct p3_lib *lib, struct p3_msg *msg, const struct i
 	h->payload_len = msg->msg_ev.ei_mlength;
 	h->md_handle = msg->msg_peer_md;
 	h->md_offset = msg->msg_peer_md_offset;
+	h->flags = msg->msg_failed ? P3_HDR_F_FAIL : 0;
 	msg->msg_state = P3_MS_REPLY_SEND;
 	p3_lib_send(lib, msg, iov, niov, offset, msg->msg_ev.ei_mlength);
 }
@@ -197,7 +199,9 @@ static void p3_send_reply(struct p3_lib *lib, struct p3_msg *msg, const struct i
 /* Target of a getput: the new bytes are in msg_buf.  Swap them with the MD's
  * under the lock (atomic with respect to other getputs and to matching), then
  * reply with the old bytes.  This is the one place LIB touches application
- * memory itself rather than through a NAL. */
+ * memory itself rather than through a NAL.  When an offloading NIC's swap
+ * fails (its DMA of the MD), the reply carries no data and P3_HDR_F_FAIL:
+ * both sides' END events say PTL_NI_FAIL. */
 static void p3_finalize_getput_recv(struct p3_lib *lib, struct p3_msg *msg)
 {
 	struct p3_md *md = msg->msg_md;
@@ -210,12 +214,17 @@ static void p3_finalize_getput_recv(struct p3_lib *lib, struct p3_msg *msg)
 		/* an offloading NIC: the MD is another process's memory */
 		if (lib->lib_md_swap(lib, md->md_iov, md->md_niov, msg->msg_ev.ei_offset, oldb,
 				     newb, len) != 0)
-			memset(oldb, 0, len);
+			msg->msg_failed = 1;
 	} else {
 		p3_iov_copy_out(md->md_iov, md->md_niov, msg->msg_ev.ei_offset, oldb, len);
 		p3_iov_copy_in(md->md_iov, md->md_niov, msg->msg_ev.ei_offset, newb, len);
 	}
 	p3_lib_unlock(lib);
+	if (P3_UNLIKELY(msg->msg_failed)) {
+		msg->msg_ev.ei_mlength = 0;
+		p3_send_reply(lib, msg, NULL, 0, 0);
+		return;
+	}
 	msg->msg_buf_iov.iov_base = oldb;
 	msg->msg_buf_iov.iov_len = len;
 	p3_send_reply(lib, msg, &msg->msg_buf_iov, 1, 0);
@@ -303,6 +312,8 @@ void p3_lib_finalize(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t statu
 		p3_lib_unlock(lib);
 		break;
 	case P3_MS_REPLY_SEND:
+		if (P3_UNLIKELY(msg->msg_failed) && status == PTL_NI_OK)
+			status = PTL_NI_FAIL; /* the getput's swap failed: no data went */
 		p3_lib_lock(lib);
 		lib->lib_sr[PTL_SR_SEND_COUNT]++;
 		lib->lib_sr[PTL_SR_SEND_LENGTH] += msg->msg_ev.ei_mlength;
@@ -314,6 +325,8 @@ void p3_lib_finalize(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t statu
 		p3_lib_unlock(lib);
 		break;
 	case P3_MS_REPLY_RECV:
+		if (P3_UNLIKELY(msg->msg_failed) && status == PTL_NI_OK)
+			status = PTL_NI_FAIL; /* the target said so (P3_HDR_F_FAIL) */
 		p3_lib_lock(lib);
 		p3_md_op_end_locked(lib, md, PTL_EVENT_REPLY_END, &msg->msg_ev, status, &d);
 		p3_msg_free_locked(lib, msg);

@@ -249,6 +249,7 @@ static void p3_parse_reply_locked(struct p3_lib *lib, const struct p3_hdr *hdr,
 	p3_md_threshold_dec_locked(md);
 	p3_md_op_begin_locked(lib, md);
 	msg->msg_state = P3_MS_REPLY_RECV;
+	msg->msg_failed = (hdr->flags & P3_HDR_F_FAIL) != 0;
 	msg->msg_md = md;
 	msg->msg_ev.ei_initiator = hdr->src;
 	msg->msg_ev.ei_uid = hdr->src_uid;

@@ -168,6 +168,7 @@ struct p3_msg {
 	struct p3_msg *msg_sends_prev;
 	uint8_t msg_on_sends;
 	uint8_t msg_ack_parked;
+	uint8_t msg_failed; /* a reply received with P3_HDR_F_FAIL: REPLY_END fails */
 	struct p3_evinfo msg_ack_ev;
 };
 

@@ -81,6 +81,14 @@ void rmpp_addr_ether(struct rmpp_addr *addr, const uint8_t mac[6], uint16_t ep_i
 int rmpp_addr_equal(const struct rmpp_addr *a, const struct rmpp_addr *b);
 /* "udp:127.0.0.1:4000/7" or "ether:02:00:00:00:00:01/7"; returns buf. */
 const char *rmpp_addr_str(const struct rmpp_addr *addr, char *buf, size_t len);
+/* The MAC address of IPv4 address ip (host byte order) on interface ifname,
+ * from the kernel's neighbour table (complete entries only; nothing ARPs for
+ * raw frames, so static entries are expected).  0, -EHOSTUNREACH (no entry)
+ * or -errno (table unreadable).  neigh.c */
+int rmpp_neigh_lookup(const char *ifname, uint32_t ip, uint8_t mac[6]);
+/* The IPv4 address (host byte order) of interface ifname: 0 or -ENODEV (no
+ * such interface or no address).  neigh.c */
+int rmpp_iface_ipv4(const char *ifname, uint32_t *ip);
 
 /* ---- configuration ----------------------------------------------------- */
 

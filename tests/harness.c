@@ -221,8 +221,24 @@ static int h_ether_is_xdp(void)
 	return s && strcmp(s, "xdp") == 0;
 }
 
+/* P3_TEST_ETHER_NAL=myrinet: the ether modes run over the myrinet NAL, the
+ * NICs (one mcpd --link ether per namespace host) owning the raw-Ethernet
+ * wire (tests/myri-conformance.sh, its ether passes). */
+static int h_ether_is_myrinet(void)
+{
+	const char *s = getenv("P3_TEST_ETHER_NAL");
+	return s && strcmp(s, "myrinet") == 0;
+}
+
+static int h_mode_is_ether(int mode)
+{
+	return mode == H_MODE_ETHER_APP || mode == H_MODE_ETHER_THREAD;
+}
+
 ptl_interface_t h_mode_iface(int mode)
 {
+	if (h_mode_is_ether(mode) && h_ether_is_myrinet())
+		return PTL_IFACE_MYRINET;
 	if ((mode == H_MODE_ETHER_APP || mode == H_MODE_ETHER_THREAD) && h_ether_is_xdp())
 		return PTL_IFACE_XDP;
 	if ((mode == H_MODE_UDP_APP || mode == H_MODE_UDP_THREAD) && h_udp_is_myrinet())
@@ -239,6 +255,8 @@ ptl_interface_t h_mode_iface(int mode)
 
 const char *h_mode_nal(int mode)
 {
+	if (h_mode_is_ether(mode) && h_ether_is_myrinet())
+		return "myrinet";
 	if ((mode == H_MODE_ETHER_APP || mode == H_MODE_ETHER_THREAD) && h_ether_is_xdp())
 		return "xdp";
 	if ((mode == H_MODE_UDP_APP || mode == H_MODE_UDP_THREAD) && h_udp_is_myrinet())
@@ -260,7 +278,8 @@ int h_mode_thread(int mode)
 }
 
 /* PTL_PROGRESS of a mode.  P3_TEST_MYRI_PROGRESS=offload (with
- * P3_TEST_UDP_NAL=myrinet) runs the udp modes with the LIB side in the NIC
+ * P3_TEST_UDP_NAL=myrinet, or P3_TEST_ETHER_NAL=myrinet for the ether modes)
+ * runs the udp (ether) modes with the LIB side in the NIC
  * (tests/myri-conformance.sh). */
 const char *h_mode_progress(int mode)
 {
@@ -269,8 +288,10 @@ const char *h_mode_progress(int mode)
 	 * interrupt) replaces "thread" in every thread mode. */
 	const char *myri = getenv("P3_TEST_MYRI_PROGRESS");
 	const char *thr = getenv("P3_TEST_THREAD_PROGRESS");
-	if ((mode == H_MODE_UDP_APP || mode == H_MODE_UDP_THREAD) && h_udp_is_myrinet() && myri &&
-	    *myri)
+	int over_myri =
+	    ((mode == H_MODE_UDP_APP || mode == H_MODE_UDP_THREAD) && h_udp_is_myrinet()) ||
+	    (h_mode_is_ether(mode) && h_ether_is_myrinet());
+	if (over_myri && myri && *myri)
 		return myri;
 	if (!h_mode_thread(mode))
 		return "app";

@@ -9,9 +9,11 @@
  * Runtime parameters:
  *   P3_MYRI_NIC   the NIC's name (default none: the node's only NIC)
  *   P3_MYRI_ADDR  this node's IPv4 address when no runtime nid map is given
- *                 (default 127.0.0.1)
+ *                 (default: P3_MYRI_IFNAME's address if that is set -- a PMI
+ *                 launch on namespace hosts, p3mpirun --netns -- else 127.0.0.1)
  */
 #include "myri_host.h"
+#include "rmpp.h" /* rmpp_iface_ipv4 */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -142,6 +144,10 @@ static uint32_t my_nid(struct p3_lib *lib, const struct p3_nal_init_args *args, 
 	*err = 0;
 	if (args->rank >= 0 && args->nidmap)
 		return args->nidmap[args->rank];
+	const char *ifname = getenv("P3_MYRI_IFNAME");
+	uint32_t ip;
+	if ((!s || !*s) && ifname && *ifname && rmpp_iface_ipv4(ifname, &ip) == 0)
+		return ip; /* a PMI launch on a namespace host: its interface's address */
 	if (!s || !*s)
 		return 0x7f000001u;
 	if (inet_pton(AF_INET, s, &in) != 1) {

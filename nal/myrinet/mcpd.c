@@ -361,6 +361,10 @@ static void usage(FILE *out)
 	    "                        socket is @p3-mcpd-<uid>[-TAG], one per network namespace\n"
 	    "  -p, --base-port N     UDP port of Portals pid 0 on the wire (default\n"
 	    "                        $P3_MYRI_BASE_PORT or %d)\n"
+	    "  -l, --link LINK       the wire: udp (default, $P3_MYRI_LINK) or ether (raw\n"
+	    "                        Ethernet between namespace hosts; needs CAP_NET_RAW)\n"
+	    "  -i, --ifname IF       ether: the interface (default $P3_MYRI_IFNAME or eth0);\n"
+	    "                        peers' MACs come from its neighbour table\n"
 	    "  -s, --spin-us N       spin this long after the last work before blocking\n"
 	    "                        (default $P3_MCPD_SPIN_US or %d, yielding the CPU; none\n"
 	    "                        when every CPU the NIC may use is the only CPU of an\n"
@@ -393,15 +397,39 @@ static int listen_on(struct mcpd *nic, const char *tag)
 	return 0;
 }
 
+/* --link / --ifname (mcpd_wire.c); -1 on a bad value. */
+static int set_link(struct mcpd *nic, const char *link, const char *ifname)
+{
+	if (!link || !*link || strcmp(link, "udp") == 0)
+		nic->link = RMPP_LINK_UDP;
+	else if (strcmp(link, "ether") == 0)
+		nic->link = RMPP_LINK_ETHER;
+	else {
+		fprintf(stderr, "mcpd: --link %s: expected udp or ether\n", link);
+		return -1;
+	}
+	if (!ifname || !*ifname)
+		ifname = "eth0";
+	if (strlen(ifname) >= sizeof(nic->ifname)) {
+		fprintf(stderr, "mcpd: --ifname %s: too long\n", ifname);
+		return -1;
+	}
+	snprintf(nic->ifname, sizeof(nic->ifname), "%s", ifname);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"nic", required_argument, NULL, 'n'},     {"base-port", required_argument, NULL, 'p'},
 	    {"spin-us", required_argument, NULL, 's'}, {"counters", no_argument, NULL, 'c'},
-	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+	    {"help", no_argument, NULL, 'h'},          {"link", required_argument, NULL, 'l'},
+	    {"ifname", required_argument, NULL, 'i'},  {NULL, 0, NULL, 0}};
 	static struct mcpd nic;
 	const char *tag = getenv("P3_MYRI_NIC");
 	const char *s = getenv("P3_MYRI_BASE_PORT");
+	const char *link = getenv("P3_MYRI_LINK");
+	const char *ifname = getenv("P3_MYRI_IFNAME");
 	int counters = 0, o;
 	nic.base_port = s && *s ? (unsigned)strtoul(s, NULL, 0) : MCPD_DEFAULT_BASE_PORT;
 	nic.spin_us = MCPD_DEFAULT_SPIN_US;
@@ -410,7 +438,7 @@ int main(int argc, char **argv)
 		nic.spin_us = (unsigned)strtoul(s, NULL, 0);
 		nic.spin_auto = 0;
 	}
-	while ((o = getopt_long(argc, argv, "n:p:s:ch", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "n:p:s:l:i:ch", opts, NULL)) != -1) {
 		switch (o) {
 		case 'n':
 			tag = optarg;
@@ -425,6 +453,12 @@ int main(int argc, char **argv)
 		case 'c':
 			counters = 1;
 			break;
+		case 'l':
+			link = optarg;
+			break;
+		case 'i':
+			ifname = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -433,7 +467,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc || nic.base_port == 0 || nic.base_port > 65535) {
+	if (set_link(&nic, link, ifname) != 0 || optind < argc || nic.base_port == 0 ||
+	    nic.base_port > 65535) {
 		usage(stderr);
 		return 2;
 	}
@@ -453,5 +488,6 @@ int main(int argc, char **argv)
 	reap_dead(&nic);
 	if (getenv("P3_MYRI_STATS"))
 		print_counters(&nic, stderr);
+	free(nic.macs);
 	return 0;
 }

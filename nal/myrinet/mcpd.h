@@ -91,9 +91,19 @@ struct mcpd_stats {
 	uint64_t host_counters[MYRI_NHOST_COUNTERS]; /* likewise */
 };
 
+/* A peer nid's MAC address (ether wire), looked up once. */
+struct mcpd_mac {
+	uint32_t nid;
+	uint8_t mac[6];
+};
+
 struct mcpd {
 	int listen_fd, epoll_fd;
 	struct mcpd_tag listen_tag;
+	enum rmpp_link_type link; /* RMPP_LINK_UDP or RMPP_LINK_ETHER (mcpd_wire.c) */
+	char ifname[32];          /* ether: the interface */
+	struct mcpd_mac *macs;    /* ether: nid -> MAC */
+	size_t nmacs;
 	unsigned base_port;
 	unsigned spin_us;
 	int spin_auto;         /* spin_us not given: 0 when the hosts cover our CPUs */
@@ -134,6 +144,10 @@ int mcpd_off_rx_hdr(struct mcpd_ep *ep, const struct rmpp_addr *src, const void 
 void mcpd_off_rx_done(struct mcpd_ep *ep, void *cookie, int status);
 void mcpd_off_tx_done(struct mcpd_ep *ep, void *cookie, int status);
 void mcpd_off_destroy(struct mcpd_ep *ep);
+
+/* mcpd_wire.c: the endpoint's rmpp endpoint (udp or ether) and peer addresses */
+int mcpd_wire_open(struct mcpd_ep *ep, uint32_t want_pid, const struct rmpp_callbacks *cb);
+int mcpd_wire_addr(struct mcpd_ep *ep, uint32_t nid, uint32_t pid, struct rmpp_addr *out);
 
 /* mcpd_cmd.c: the command-queue entry check (also the fuzz target's entry) */
 int mcpd_cmd_check(const struct myri_cmd *cmd);

@@ -297,10 +297,10 @@ static int cmd_send(struct mcpd_ep *ep, const struct myri_cmd *cmd)
 	tx->iov.iov_base = buf;
 	tx->iov.iov_len = cmd->len;
 	struct rmpp_addr to;
-	rmpp_addr_udp(&to, htonl(cmd->dst_nid), htons((uint16_t)(ep->base_port + cmd->dst_pid)),
-	              (uint16_t)cmd->dst_pid);
-	rc = rmpp_send(ep->wire, &to, cmd->hdr, MYRI_HDR_LEN, &tx->iov, cmd->len ? 1 : 0, 0,
-	               cmd->len, tx);
+	rc = mcpd_wire_addr(ep, cmd->dst_nid, cmd->dst_pid, &to);
+	if (rc == 0)
+		rc = rmpp_send(ep->wire, &to, cmd->hdr, MYRI_HDR_LEN, &tx->iov, cmd->len ? 1 : 0, 0,
+		               cmd->len, tx);
 	if (rc) {
 		free(tx);
 		free(buf);
@@ -366,33 +366,12 @@ int mcpd_ep_poll_cmds(struct mcpd_ep *ep)
 
 static int ep_open_wire(struct mcpd_ep *ep, uint32_t want_pid)
 {
-	char ip[INET_ADDRSTRLEN];
-	struct in_addr in = {.s_addr = htonl(ep->nid)};
-	inet_ntop(AF_INET, &in, ip, sizeof(ip));
-	struct rmpp_ep_attr attr = {
-	    .link = RMPP_LINK_UDP,
-	    .udp_addr = ip,
-	    .cb = {.rx_hdr = wire_rx_hdr,
-	           .rx_done = wire_rx_done,
-	           .tx_done = wire_tx_done,
-	           .peer_event = wire_peer_event,
-	           .arg = ep},
-	};
-	int any = want_pid == UINT32_MAX;
-	uint32_t pid = any ? (uint32_t)(ep->ospid % 4096) + 1 : want_pid;
-	int rc = -EINVAL;
-	for (int attempt = 0; attempt < (any ? 64 : 1); attempt++, pid++) {
-		if (pid > 0xffff || ep->base_port + pid > 65535)
-			return -EINVAL;
-		attr.ep_id = (uint16_t)pid;
-		attr.udp_port = (uint16_t)(ep->base_port + pid);
-		rc = rmpp_ep_create(&attr, &ep->wire);
-		if (rc != -EADDRINUSE)
-			break;
-	}
-	if (rc == 0)
-		ep->pid = pid;
-	return rc;
+	const struct rmpp_callbacks cb = {.rx_hdr = wire_rx_hdr,
+	                                  .rx_done = wire_rx_done,
+	                                  .tx_done = wire_tx_done,
+	                                  .peer_event = wire_peer_event,
+	                                  .arg = ep};
+	return mcpd_wire_open(ep, want_pid, &cb);
 }
 
 struct mcpd_ep *mcpd_ep_attach(struct mcpd *nic, int conn_fd, const struct myri_attach_req *req,

@@ -22,6 +22,7 @@
 #include "progress.c"
 #include "lo/lo.c"
 #include "nal_stubs.c"
+#include "nal_fail.c" /* p3_nal_fail_kind: the NIC's NAL maps wire status the same way */
 
 const struct p3_runtime *p3_runtime_get(void)
 {

@@ -183,22 +183,6 @@ static int off_md_swap(struct p3_lib *lib, const struct iovec *iov, size_t niov,
 
 /* ---- the NIC's NAL ---------------------------------------------------------- */
 
-static ptl_ni_fail_t fail_kind(int status)
-{
-	switch (status) {
-	case 0:
-		return PTL_NI_OK;
-	case -ETIMEDOUT:
-		return PTL_NI_PEER_DEAD;
-	case -ECONNRESET:
-		return PTL_NI_PEER_RESTARTED;
-	case -ECANCELED:
-		return PTL_NI_UNLINKED;
-	default:
-		return PTL_NI_FAIL;
-	}
-}
-
 static struct off_op *op_new(struct mcpd_off *o, struct p3_msg *msg, uint64_t len)
 {
 	struct off_op *op = calloc(1, sizeof(*op));
@@ -277,17 +261,16 @@ static int nic_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr,
 		free(buf);
 		return rc;
 	}
-	if (hdr->dst.pid > 0xffff || ep->base_port + hdr->dst.pid > 65535)
-		return -EHOSTUNREACH;
+	struct rmpp_addr to;
+	rc = mcpd_wire_addr(ep, hdr->dst.nid, hdr->dst.pid, &to);
+	if (rc)
+		return rc;
 	struct off_op *op = op_new(o, msg, len);
 	if (!op)
 		return -ENOMEM;
 	rc = move_window(ep, msg, 0, op->buf, iov, niov, offset, len);
 	uint8_t wire[MYRI_HDR_LEN];
 	p3_hdr_pack(hdr, wire);
-	struct rmpp_addr to;
-	rmpp_addr_udp(&to, htonl(hdr->dst.nid), htons((uint16_t)(ep->base_port + hdr->dst.pid)),
-	              (uint16_t)hdr->dst.pid);
 	if (rc == 0)
 		rc = rmpp_send(ep->wire, &to, wire, MYRI_HDR_LEN, &op->buf_iov, len ? 1 : 0, 0, len,
 		               op);
@@ -449,7 +432,7 @@ void mcpd_off_rx_done(struct mcpd_ep *ep, void *cookie, int status)
 	op_free(o, op);
 	g_cur = o;
 	if (msg && o->lib)
-		p3_lib_finalize(o->lib, msg, fail_kind(status));
+		p3_lib_finalize(o->lib, msg, p3_nal_fail_kind(status));
 }
 
 void mcpd_off_tx_done(struct mcpd_ep *ep, void *cookie, int status)
@@ -460,7 +443,7 @@ void mcpd_off_tx_done(struct mcpd_ep *ep, void *cookie, int status)
 	op_free(o, op);
 	g_cur = o;
 	if (msg && o->lib)
-		p3_lib_finalize(o->lib, msg, fail_kind(status));
+		p3_lib_finalize(o->lib, msg, p3_nal_fail_kind(status));
 }
 
 /* ---- the LIB commands ------------------------------------------------------ */

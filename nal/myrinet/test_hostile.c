@@ -9,6 +9,7 @@
  *
  * Usage: test_hostile (P3_MYRI_NIC names the NIC; test_hostile.sh starts one).
  */
+#include "eq_ring.h"
 #include "myri_dev.h"
 
 #include <portals3.h>
@@ -204,6 +205,84 @@ static struct myri_cmd md_bind_cmd(uint64_t token, void *start, uint64_t len, ui
 	return c;
 }
 
+/* An MD over one fresh page, registered at entry first with key; its handle
+ * (PTL_INVALID_HANDLE on failure). */
+static uint32_t md_page(struct ep *o, char *page, uint32_t eq, uint32_t first, uint32_t key,
+                        uint64_t token)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	reg(o, first, page, (uint64_t)pg, key);
+	struct myri_evt ev = lib_call(o, md_bind_cmd(token, page, (uint64_t)pg, eq, first, key));
+	return ev.status == PTL_OK ? rep32(&ev, 0) : PTL_INVALID_HANDLE;
+}
+
+/* A GetPut whose target MD's memory the host unmapped after registering it:
+ * the NIC's swap (two DMAs) fails, so the reply says so -- the initiator's
+ * REPLY_END and the target's GETPUT_END carry PTL_NI_FAIL, and no bytes
+ * (not zeros) land in the initiator's reply MD. */
+static void test_getput_dma_fail(struct ep *o)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t count = 16;
+	struct myri_evt ev = lib_call(o, lib_cmd(MYRI_LIB_EQ_ALLOC, 60, &count, sizeof(count)));
+	CHECK(ev.status == PTL_OK, "EQ_ALLOC for the GetPut (%d)", ev.status);
+	uint32_t eq = rep32(&ev, 0);
+	struct p3_eq_ring *ring = (void *)(o->arena + rep32(&ev, 1));
+	char *mem =
+	    mmap(NULL, 3 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		CHECK(0, "mmap for the GetPut");
+		return;
+	}
+	char *victim = mem, *src = mem + pg, *reply = mem + 2 * pg;
+	memset(src, 0x44, (size_t)pg);
+	memset(reply, 0x33, (size_t)pg);
+	uint32_t put_md = md_page(o, src, eq, 301, 571, 61);
+	uint32_t get_md = md_page(o, reply, eq, 302, 572, 62);
+	struct myri_lib_me me = {.base = PTL_INVALID_HANDLE,
+	                         .pt = 4,
+	                         .match_nid = PTL_NID_ANY,
+	                         .match_pid = PTL_PID_ANY,
+	                         .unlink = PTL_RETAIN,
+	                         .pos = PTL_INS_AFTER};
+	ev = lib_call(o, lib_cmd(MYRI_LIB_ME_INSERT, 63, &me, sizeof(me)));
+	uint32_t meh = rep32(&ev, 1);
+	reg(o, 303, victim, (uint64_t)pg, 573);
+	struct myri_lib_md at = {.md = {.start = (uint64_t)(uintptr_t)victim,
+	                                .length = (uint64_t)pg,
+	                                .threshold = PTL_MD_THRESH_INF,
+	                                .options = PTL_MD_OP_PUT | PTL_MD_OP_GET,
+	                                .eq_handle = eq},
+	                         .handle = meh,
+	                         .unlink = PTL_RETAIN};
+	struct myri_cmd c = lib_cmd(MYRI_LIB_MD_ATTACH, 64, &at, sizeof(at));
+	c.nreg = 1;
+	c.reg_first = 303;
+	c.key = 573;
+	ev = lib_call(o, c);
+	CHECK(ev.status == PTL_OK && put_md != PTL_INVALID_HANDLE && get_md != PTL_INVALID_HANDLE,
+	      "GetPut set-up: target MD over a page the host then unmaps (%d)", ev.status);
+	munmap(victim, (size_t)pg); /* still registered: the NIC's DMA now faults */
+	struct myri_lib_move mv = {
+	    .md = get_md, .md2 = put_md, .nid = o->nid, .pid = o->pid, .pt = 4, .remote_offset = 0};
+	ev = lib_call(o, lib_cmd(MYRI_LIB_GETPUT, 65, &mv, sizeof(mv)));
+	CHECK(ev.status == PTL_OK, "GETPUT to ourselves (%d)", ev.status);
+	int reply_fail = 0, getput_fail = 0, reply_ok = 0;
+	ptl_event_t e;
+	while (p3_eq_ring_read(ring, &e) == PTL_OK) {
+		reply_fail += e.type == PTL_EVENT_REPLY_END && e.ni_fail_type == PTL_NI_FAIL;
+		reply_ok += e.type == PTL_EVENT_REPLY_END && e.ni_fail_type == PTL_NI_OK;
+		getput_fail += e.type == PTL_EVENT_GETPUT_END && e.ni_fail_type == PTL_NI_FAIL;
+	}
+	CHECK(reply_fail == 1 && reply_ok == 0 && getput_fail == 1,
+	      "a GetPut whose DMA failed: REPLY_END and GETPUT_END say PTL_NI_FAIL (%d, %d; %d "
+	      "REPLY_END ok)",
+	      reply_fail, getput_fail, reply_ok);
+	CHECK(reply[0] == 0x33 && reply[pg - 1] == 0x33,
+	      "nothing landed in the reply MD (%#x), no zeros", reply[0] & 0xff);
+	munmap(mem + pg, 2 * (size_t)pg);
+}
+
 /* no_arena: an endpoint attached without the arena (version-1 size);
  * dst: a page followed by a guard page. */
 static void test_offload(struct ep *no_arena, char *dst)
@@ -309,6 +388,7 @@ static void test_offload(struct ep *no_arena, char *dst)
 	CHECK(dst[100] == 0x22 && dst[pg - 1] == 0x11 && drops == 0,
 	      "the put landed in the MD, truncated (%#x %#x, %lld drops)", dst[100] & 0xff,
 	      dst[pg - 1] & 0xff, (long long)drops);
+	test_getput_dma_fail(&o);
 	c = lib_cmd(MYRI_LIB_CLOSE, 54, &op, sizeof(op));
 	CHECK(lib_call(&o, c).status == PTL_OK, "LIB_CLOSE");
 }

@@ -27,26 +27,6 @@
 
 #define RNAL_DEFAULT_BASE_PORT 21000
 
-static int iface_ipv4(const char *ifname, ptl_nid_t *nid)
-{
-	struct ifreq ifr;
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	if (s < 0)
-		return -errno;
-	memset(&ifr, 0, sizeof(ifr));
-	if (strlen(ifname) >= sizeof(ifr.ifr_name)) {
-		close(s);
-		return -ENODEV;
-	}
-	memcpy(ifr.ifr_name, ifname, strlen(ifname));
-	int rc = ioctl(s, SIOCGIFADDR, &ifr);
-	close(s);
-	if (rc != 0)
-		return -ENODEV;
-	*nid = ntohl(((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr.s_addr);
-	return 0;
-}
-
 static const char *rnal_link_name(enum rmpp_link_type link)
 {
 	return link == RMPP_LINK_UDP ? "udp" : link == RMPP_LINK_XDP ? "xdp" : "ether";
@@ -80,7 +60,7 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 		}
 		nid = ntohl(in.s_addr);
 	} else if ((link != RMPP_LINK_UDP || getenv("P3_RMPP_IFNAME")) &&
-		   iface_ipv4(rn->rn_ifname, &nid) != 0) {
+		   rmpp_iface_ipv4(rn->rn_ifname, &nid) != 0) {
 		/* udp with P3_RMPP_IFNAME (a PMI launch: one environment for every
 		 * node, the maps are exchanged after init) binds the interface's */
 		nid = 0x7f000001u;

@@ -9,40 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Look nid up in the neighbour table of the interface. */
-static int arp_lookup(const char *ifname, ptl_nid_t nid, uint8_t mac[6])
-{
-	FILE *f = fopen("/proc/net/arp", "r");
-	char line[256], ip[64], hw[64], dev[64];
-	unsigned type, flags;
-	int rc = -EHOSTUNREACH;
-	if (!f)
-		return -errno;
-	if (!fgets(line, sizeof(line), f)) { /* header */
-		fclose(f);
-		return rc;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char mask[64];
-		struct in_addr in;
-		if (sscanf(line, "%63s 0x%x 0x%x %63s %63s %63s", ip, &type, &flags, hw, mask,
-			   dev) != 6)
-			continue;
-		if (strcmp(dev, ifname) || inet_pton(AF_INET, ip, &in) != 1 ||
-		    ntohl(in.s_addr) != nid || !(flags & 0x2))
-			continue;
-		unsigned m[6];
-		if (sscanf(hw, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) == 6) {
-			for (int i = 0; i < 6; i++)
-				mac[i] = (uint8_t)m[i];
-			rc = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return rc;
-}
-
 /* The neighbour table: found -> fills OUT (if given) and returns true. */
 static bool mac_lookup_locked(struct rnal *rn, ptl_nid_t nid, struct rmpp_addr *out, uint16_t pid)
 {
@@ -85,7 +51,7 @@ int rnal_addr(struct rnal *rn, ptl_process_id_t id, struct rmpp_addr *out)
 		struct rmpp_addr self;
 		rmpp_ep_addr(rn->rn_ep, &self);
 		memcpy(m.mac, self.u.mac, 6);
-	} else if ((rc = arp_lookup(rn->rn_ifname, id.nid, m.mac)) != 0) {
+	} else if ((rc = rmpp_neigh_lookup(rn->rn_ifname, id.nid, m.mac)) != 0) {
 		p3_lib_log(rn->rn_lib, 1, "ether: no neighbour entry for nid %u.%u.%u.%u on %s",
 			   id.nid >> 24, (id.nid >> 16) & 255, (id.nid >> 8) & 255, id.nid & 255,
 			   rn->rn_ifname);

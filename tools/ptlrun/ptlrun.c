@@ -179,8 +179,9 @@ static int ptlrun_maps_xdp(int n, const struct ptlrun_hosts *h, uint32_t *nid, u
 	return ptlrun_maps_udp(n, h, nid, pid);
 }
 
-/* myrinet: the udp address plan (the NIC's wire is rmpp over UDP); one
- * host: ptlrun starts one NIC (nic.c). */
+/* myrinet: the udp address plan -- one host: the NIC's wire is rmpp over
+ * UDP; --hosts: the ether plan, each host's NIC on raw Ethernet (nic.c
+ * starts one per host). */
 static int ptlrun_maps_myrinet(int n, const struct ptlrun_hosts *h, uint32_t *nid, uint32_t *pid)
 {
 	return ptlrun_maps_udp(n, h, nid, pid);
@@ -242,8 +243,8 @@ static void usage(FILE *f)
 	           "  -n, --np N              number of ranks (default 1)\n"
 	           "      --nal NAME          network layer: shmem (default), lo, udp, ether,\n"
 	           "                          xdp (ether and xdp need --hosts; xdp one rank per\n"
-	           "                          host), myrinet (one host: ptlrun\n"
-	           "                          starts the emulated NIC, mcpd(8), and stops it)\n"
+	           "                          host), myrinet (ptlrun starts the emulated NIC,\n"
+	           "                          mcpd(8), one per host, and stops it)\n"
 	           "      --progress MODE     Portals progress: app, thread (myrinet also:\n"
 	           "                          interrupt, offload); default: inherit PTL_PROGRESS\n"
 	           "      --timeout SEC       terminate the job after SEC seconds (exit 124)\n"
@@ -257,7 +258,8 @@ static void usage(FILE *f)
 	           "                          the NIC is not pinned\n"
 	           "      --hosts H           place rank i on host i %% H: H network namespaces\n"
 	           "                          made with p3-netns for the job and removed after\n"
-	           "                          it (needs root; udp, ether, xdp)\n"
+	           "                          it (needs root; udp, ether, xdp, myrinet: its\n"
+	           "                          NICs over raw Ethernet)\n"
 	           "      --netns-tag T       use the existing p3-netns bed T (e.g. with loss\n"
 	           "                          rules) instead of making one; all its hosts\n"
 	           "                          unless --hosts says fewer\n"
@@ -968,9 +970,9 @@ static int prepare_maps(const struct ptlrun_opts *o, const struct ptlrun_nal *na
 	}
 	if (o->po_hosts || o->po_netns_tag) {
 		if (nal->pn_maps != ptlrun_maps_udp && nal->pn_maps != ptlrun_maps_ether &&
-		    nal->pn_maps != ptlrun_maps_xdp) {
-			fprintf(stderr, "ptlrun: --hosts: NAL %s reaches only one host; use udp or "
-			                "ether (or xdp)\n",
+		    nal->pn_maps != ptlrun_maps_xdp && nal->pn_maps != ptlrun_maps_myrinet) {
+			fprintf(stderr, "ptlrun: --hosts: NAL %s reaches only one host; use udp, "
+			                "ether, xdp or myrinet\n",
 			        nal->pn_name);
 			rc = PTLRUN_EXIT_USAGE;
 			goto out;
@@ -1033,7 +1035,7 @@ int main(int argc, char **argv)
 	}
 	if (nal->pn_maps == ptlrun_maps_myrinet &&
 	    (ptlrun_nic_placement(o.po_nic_cpus, o.po_nnic_cpus, o.po_cpus, o.po_ncpus) != 0 ||
-	     ptlrun_nic_start() != 0)) {
+	     ptlrun_nic_start(&hosts) != 0)) {
 		ptlrun_hosts_teardown(&hosts);
 		free(nidstr);
 		free(pidstr);

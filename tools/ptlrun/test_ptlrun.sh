@@ -180,7 +180,7 @@ run bad-progress 2 --progress fast "$HELPER" && has err "--progress: unknown pro
 run bad-cpus 2 --cpus 0-x "$HELPER" && has err "--cpus: bad CPU list '0-x'" && pass "bad --cpus named"
 run bad-timeout 2 --timeout -1 "$HELPER" && has err "--timeout: bad value '-1'" && pass "bad --timeout named"
 run hosts 2 --hosts a,b "$HELPER" && has err "--hosts: bad value 'a,b'" && pass "bad --hosts named"
-run hosts-shmem 2 -n 2 --hosts 2 "$HELPER" env && has err "use udp or ether" && pass "--hosts with shmem refused"
+run hosts-shmem 2 -n 2 --hosts 2 "$HELPER" env && has err "reaches only one host; use udp, ether" && pass "--hosts with shmem refused"
 run ether-nohosts 2 -n 2 --nal ether "$HELPER" env && has err "add --hosts N" && pass "--nal ether without --hosts explained"
 
 # --- multi-host jobs in network namespaces (root only)

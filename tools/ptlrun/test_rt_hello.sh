@@ -47,6 +47,34 @@ check "ptlrun -n 2" 2 "$PTLRUN" -n 2 --timeout 15 "$RT_HELLO"
 check "ptlrun -n 3 --progress app" 3 "$PTLRUN" -n 3 --progress app --timeout 15 "$RT_HELLO"
 check "ptlrun -n 3 --progress thread" 3 "$PTLRUN" -n 3 --progress thread --timeout 15 "$RT_HELLO"
 check "ptlrun -n 1 (ring of one)" 1 "$PTLRUN" -n 1 --timeout 15 "$RT_HELLO"
+# --nal myrinet --hosts 2: one NIC per namespace host on the raw-Ethernet
+# wire (root only), in both NIC processing modes; afterwards no NIC of that
+# ptlrun may run and its bed must be gone.
+myri_hosts() { # progress
+	"$PTLRUN" -n 2 --hosts 2 --nal myrinet --progress "$1" --timeout 30 "$RT_HELLO" \
+		>"$tmp/myri.out" 2>"$tmp/myri.err" &
+	local p=$! rc
+	wait $p
+	rc=$?
+	local nics bed
+	nics=$(ps -eo args | grep -c "^[^ ]*mcpd --nic ptlrun-$p ")
+	bed=$(printf 'r%05d' $((p % 100000)))
+	if [ $rc -ne 0 ] || [ "$(grep -c "of 2 jid [0-9]*: got 'hello from" "$tmp/myri.out")" -ne 2 ]; then
+		echo "not ok - ptlrun --hosts 2 --nal myrinet --progress $1: exit $rc"
+		cat "$tmp/myri.out" "$tmp/myri.err"; fails=$((fails + 1))
+	elif [ "$nics" -ne 0 ] || [ -e "/run/netns/$bed-h0" ]; then
+		echo "not ok - ptlrun --hosts 2 --nal myrinet --progress $1: $nics NIC(s) or bed $bed left"
+		fails=$((fails + 1))
+	else
+		echo "ok - ptlrun --hosts 2 --nal myrinet --progress $1 (a NIC per host, ether)"
+	fi
+}
+if [ "$uid" -eq 0 ] && command -v ip >/dev/null 2>&1 && ip netns list >/dev/null 2>&1; then
+	myri_hosts offload
+	myri_hosts interrupt
+else
+	echo "skip - ptlrun --hosts --nal myrinet: needs root and ip (network namespaces)"
+fi
 if command -v "$MPIEXEC" >/dev/null 2>&1; then
 	check "mpiexec -n 2 (PMI)" 2 timeout 15 "$MPIEXEC" -n 2 "$RT_HELLO"
 	check "mpiexec -n 3 (PMI)" 3 timeout 15 "$MPIEXEC" -n 3 "$RT_HELLO"

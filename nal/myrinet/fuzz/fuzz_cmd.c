@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(seg->reg, data + sizeof(cmd), nreg * sizeof(struct myri_reg));
 	ep.seg = seg;
 	/* LIB commands (offload) name MD memory through mcpd_offload.c's own
-	 * run check, not mcpd_run_iov */
+	 * run check, not mcpd_run_iov: fuzz_lib.c fuzzes those */
 	if (mcpd_cmd_check(&cmd) != 0 || cmd.op == MYRI_CMD_DISCARD || cmd.op == MYRI_CMD_LIB)
 		return 0;
 	struct iovec *v;
