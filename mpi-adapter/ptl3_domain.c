@@ -56,6 +56,7 @@ int ptl3_domain_ni_open_locked(struct ptl3_domain *dom)
 		ptl3_params.pt_base = actual.max_pt_index + 1 - PTL3_PT_COUNT;
 	if (ptl3_params.pt_base < 0)
 		ptl3_params.pt_base = 0;
+	dom->max_eps = actual.max_pt_index > 0 ? ptl3_ep_cnt(actual.max_pt_index) : 1;
 	dom->ni_open = 1;
 	PTL3_INFO(FI_LOG_DOMAIN, "NI open: nal %s progress %s nid %u pid %u\n", dom->nal_name,
 		  dom->progress_name, dom->id.nid, dom->id.pid);
@@ -159,6 +160,7 @@ int ptl3_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	dom->fabric = container_of(fabric, struct ptl3_fabric, fabric_fid);
 	dom->threading = info && info->domain_attr ? info->domain_attr->threading : FI_THREAD_SAFE;
 	dom->req_pid = PTL_PID_ANY;
+	dom->next_send_id = 1;
 	dom->rma_event = info && (info->caps & FI_RMA_EVENT) && ptl3_params.rma;
 	if (info && ptl3_addr_valid(info->src_addr, info->src_addrlen))
 		dom->req_pid = ((const struct ptl3_addr *)info->src_addr)->pid;

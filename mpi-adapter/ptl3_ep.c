@@ -279,7 +279,7 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 			return;
 		ep->st.acks += ev->type == PTL_EVENT_ACK;
 		if (op->notify && !fail)
-			ptl3_rma_notify_locked(ep, op->target, op->hdr);
+			ptl3_rma_notify_locked(ep, op->target, op->target_ep, op->hdr);
 		if (op->want_comp || fail)
 			ptl3_cq_push_locked(ep->tx_cq, op->context, FI_RMA | FI_WRITE, 0, NULL, 0, 0,
 					    fail ? FI_EIO : 0, 0);
@@ -392,6 +392,16 @@ void ptl3_ep_progress_locked(struct ptl3_ep *ep)
 	if (ep->dom->app_progress)
 		PtlProgress(ep->dom->ni, 0);
 	ptl3_ep_drain_locked(ep);
+	/* the NAL pass fed every endpoint's queues; a CQ or counter may be
+	 * shared by several endpoints of the domain */
+	for (struct ptl3_ep *o = ep->dom->eps; o; o = o->dom_next)
+		if (o != ep)
+			ptl3_ep_drain_locked(o);
+}
+
+void ptl3_dom_progress_locked(struct ptl3_domain *dom)
+{
+	ptl3_ep_progress_locked(dom->eps);
 }
 
 /* ---- cancel */
@@ -595,10 +605,16 @@ static int ep_enable_locked(struct ptl3_ep *ep)
 	int rc = ptl3_domain_ni_open_locked(dom);
 	if (rc)
 		return rc;
-	if (dom->ep && dom->ep != ep) {
-		PTL3_WARN(FI_LOG_EP_CTRL, "one endpoint per domain (Portals NI) is supported\n");
+	uint32_t k = 0;
+	while (k < dom->max_eps && (dom->ep_used & (1ULL << k)))
+		k++;
+	if (k >= dom->max_eps) {
+		PTL3_WARN(FI_LOG_EP_CTRL,
+			  "%u endpoints per domain: the NI's portal table is full (FI_PTL3_PT_BASE)\n",
+			  dom->max_eps);
 		return -FI_EBUSY;
 	}
+	ep->ep_index = k;
 	ep->pt_base = (uint32_t)ptl3_params.pt_base;
 	if (PtlEQAlloc(dom->ni, (ptl_size_t)ptl3_params.eq_size, PTL_EQ_HANDLER_NONE, &ep->eq) !=
 		    PTL_OK ||
@@ -609,14 +625,17 @@ static int ep_enable_locked(struct ptl3_ep *ep)
 	}
 	for (int i = 0; i < PTL3_NQ; i++) {
 		ep->q[i].qid = i;
-		ep->q[i].pt = ep->pt_base + (i == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
+		ep->q[i].pt = ptl3_rx_pt(ep->pt_base, ep->ep_index,
+					 i == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
 		rc = ptl3_rxq_setup_locked(ep, &ep->q[i]);
 		if (rc)
 			return rc;
 	}
 	ptl3_stage_setup_locked(ep);
 	ptl3_release_setup_locked(ep);
-	dom->ep = ep;
+	dom->ep_used |= 1ULL << ep->ep_index;
+	ep->dom_next = dom->eps;
+	dom->eps = ep;
 	ep->enabled = 1;
 	return 0;
 }
@@ -743,8 +762,12 @@ static int ep_close(struct fid *fid)
 		ptl3_release_teardown_locked(ep);
 		PtlEQFree(ep->eq);
 		PtlEQFree(ep->ueq);
-		if (dom->ep == ep)
-			dom->ep = NULL;
+		for (struct ptl3_ep **pp = &dom->eps; *pp; pp = &(*pp)->dom_next)
+			if (*pp == ep) {
+				*pp = ep->dom_next;
+				break;
+			}
+		dom->ep_used &= ~(1ULL << ep->ep_index);
 	}
 	if (ep->av)
 		unref(&ep->av->ref);
@@ -752,13 +775,13 @@ static int ep_close(struct fid *fid)
 		ptl3_eq_ref(ep->eq_bound, -1);
 	if (ep->tx_cq) {
 		unref(&ep->tx_cq->ref);
-		if (ep->tx_cq->ep == ep)
-			ep->tx_cq->ep = NULL;
+		if (ep->tx_cq->ep == ep) /* progress drains all: any other will do */
+			ep->tx_cq->ep = dom->eps;
 	}
 	if (ep->rx_cq) {
 		unref(&ep->rx_cq->ref);
 		if (ep->rx_cq->ep == ep)
-			ep->rx_cq->ep = NULL;
+			ep->rx_cq->ep = dom->eps;
 	}
 	struct ptl3_cntr *cs[6] = {ep->send_cntr, ep->recv_cntr,   ep->read_cntr,
 				   ep->write_cntr, ep->rwrite_cntr, ep->rread_cntr};
@@ -766,7 +789,7 @@ static int ep_close(struct fid *fid)
 		if (cs[i]) {
 			unref(&cs[i]->ref);
 			if (cs[i]->ep == ep)
-				cs[i]->ep = NULL;
+				cs[i]->ep = dom->eps;
 		}
 	dom->ref--;
 	ptl3_unlock(dom);
@@ -820,7 +843,6 @@ int ptl3_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags & ~PTL3_INJECT_CALL : 0;
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags & ~PTL3_INJECT_CALL : 0;
 	ep->min_multi_recv = 16384;
-	ep->next_send_id = 1;
 	ep->eq = ep->ueq = PTL_INVALID_HANDLE;
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;

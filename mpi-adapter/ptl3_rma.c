@@ -16,12 +16,14 @@
 /* the CQ data of a finished fi_writedata: a zero-length put without ACK
  * out of the release MD (which ignores its SEND_END), send id 0 (a general
  * send delivered whole: nothing to release) */
-void ptl3_rma_notify_locked(struct ptl3_ep *ep, ptl_process_id_t target, uint64_t data)
+void ptl3_rma_notify_locked(struct ptl3_ep *ep, ptl_process_id_t target, uint32_t target_ep,
+			    uint64_t data)
 {
 	uint64_t hdr = (data & 0xFFFFFFFFULL) | PTL3_HDR_HAS_DATA;
-	int rc = ep->rel.ready ? PtlPut(ep->rel.md, PTL_NOACK_REQ, target,
-				       ep->pt_base + PTL3_PT_MSG, 0, 0, 0, hdr)
-			       : PTL_MD_INVALID;
+	int rc = ep->rel.md != PTL_INVALID_HANDLE
+		     ? PtlPut(ep->rel.md, PTL_NOACK_REQ, target,
+			      ptl3_rx_pt(ep->pt_base, target_ep, PTL3_PT_MSG), 0, 0, 0, hdr)
+		     : PTL_MD_INVALID;
 	if (rc != PTL_OK)
 		ptl3_cq_push_locked(ep->tx_cq, NULL, FI_RMA | FI_WRITE, 0, NULL, 0, 0, FI_EIO, 0);
 }
@@ -56,7 +58,8 @@ static ssize_t rma_common_data(struct ptl3_ep *ep, int write, const struct iovec
 		return -FI_EOPBADSTATE;
 	}
 	ptl_process_id_t id;
-	if (ptl3_av_get(ep->av, peer, &id)) {
+	uint32_t peer_ep;
+	if (ptl3_av_get(ep->av, peer, &id, &peer_ep)) {
 		ptl3_unlock(ep->dom);
 		return -FI_EINVAL;
 	}
@@ -70,6 +73,7 @@ static ssize_t rma_common_data(struct ptl3_ep *ep, int write, const struct iovec
 	op->notify = write && has_data;
 	op->hdr = data;
 	op->target = id;
+	op->target_ep = peer_ep;
 	op->want_comp = !(flags & PTL3_INJECT_CALL) && (!ep->tx_selective || (flags & FI_COMPLETION));
 	if (write && (flags & FI_INJECT) && len) {
 		buf = ptl3_op_bounce(op, buf, len);

@@ -123,10 +123,13 @@ $(cat "$TMPD/c.out" "$TMPD/s.out")"
 done
 # gaps closed in this provider, checked in every run (the unit set CI runs
 # does not hold them): poll sets, FI_RMA_EVENT over both NALs, a client
-# reopening its endpoint (receives without FI_DIRECTED_RECV ignore src_addr)
+# reopening its endpoint 10 times (receives without FI_DIRECTED_RECV ignore
+# src_addr; over shmem each new NI has the same pid and a new segment
+# incarnation), several endpoints per domain, AV entries removed and
+# re-inserted while traffic flows
 for nal in shmem udp; do
 	tests="fi_poll -t queue|fi_poll -t counter|fi_rdm_rma_event"
-	[ $nal = shmem ] || tests="$tests|fi_rdm_multi_client -C 10 -I 5"
+	tests="$tests|fi_rdm_multi_client -C 10 -I 5|fi_multi_ep -e rdm -v|fi_av_xfer -e rdm"
 	IFS='|'
 	# shellcheck disable=SC2086 # split at |
 	set -- $tests
