@@ -15,7 +15,8 @@
  *   PT_RDV  one ME per send (match bits = send id, OP_GET): the receiver pulls
  *           whatever the put could not deliver (long unexpected, truncated);
  *           at its head one ME for every staged inject (ptl3_stage.c; only
- *           the domain's first endpoint stages)
+ *           the domain's first endpoint stages); atomic requests and
+ *           their replies (ptl3_atomic.c)
  *   PT_RMA  FI_RMA: one ME per remotely accessible region, match bits = key
  * Wire conventions:
  *   match bits  = the 64-bit tag; bit 63 (PTL3_LONG_BIT) marks a message
@@ -206,6 +207,11 @@ struct ptl3_domain {
 	int rma_event;		/* FI_RMA_EVENT granted: regions post END events */
 	int rma_eq_valid;
 	ptl_handle_eq_t rma_eq; /* ptl3_rma_event.c */
+	int atomic;		/* FI_ATOMIC granted */
+	struct ptl3_atomic_agent *agent; /* applies peers' atomics (ptl3_atomic.c) */
+	uint64_t atomics_applied;	/* requests applied by the agent */
+	uint64_t atomics_refused;	/* answered with an error (key, range, access) */
+	uint64_t atomics_dropped;	/* malformed: not answered */
 };
 
 struct ptl3_addr {
@@ -317,6 +323,7 @@ enum ptl3_op_kind {
 	PTL3_OP_SYNC,		/* synchronous get (multi-recv from the unexpected list) */
 	PTL3_OP_WRITE,		/* fi_write: put with ack on PT_RMA */
 	PTL3_OP_READ,		/* fi_read: get on PT_RMA */
+	PTL3_OP_ATOMIC,		/* fi_atomic: request put + reply ME (ptl3_atomic.c) */
 };
 
 struct ptl3_op {
@@ -416,6 +423,7 @@ struct ptl3_ep {
 	uint32_t ep_index;	  /* receive portals pt_base + 4 * ep_index + ... */
 	struct fi_info *info;
 	int directed_recv; /* FI_DIRECTED_RECV granted: receives honour src_addr */
+	int atomic;	   /* FI_ATOMIC granted to this endpoint */
 	int enabled;
 	int closing;
 	struct ptl3_av *av;
@@ -555,6 +563,26 @@ ssize_t ptl3_ep_cancel_locked(struct ptl3_ep *ep, void *context);
  * complete (the receiver will not pull it) */
 void ptl3_release_general_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr);
 extern char ptl3_zero_byte;
+
+/* ---- atomics in software (ptl3_atomic.c, ptl3_atomic_math.c) */
+/* PT_RDV match bits (above every send id, stage and release bit): a request
+ * to the target domain's agent; ATOMIC_REPLY | reply id: its answer */
+#define PTL3_MBITS_ATOMIC_REQ (1ULL << 32)
+#define PTL3_MBITS_ATOMIC_REPLY (1ULL << 33)
+#define PTL3_ATOMIC_MAX_BYTES 4096 /* operand bytes per operation (count * size) */
+extern struct fi_ops_atomic ptl3_atomic_ops;
+int ptl3_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
+		      struct fi_atomic_attr *attr, uint64_t flags);
+int ptl3_atomic_agent_setup_locked(struct ptl3_domain *dom);   /* idempotent */
+void ptl3_atomic_agent_teardown_locked(struct ptl3_domain *dom);
+void ptl3_atomic_agent_drain_locked(struct ptl3_domain *dom); /* apply what arrived */
+void ptl3_atomic_on_event_locked(struct ptl3_ep *ep, struct ptl3_op *op, const ptl_event_t *ev);
+/* element size of a datatype offered (0: not offered); whether (dt, op) is */
+size_t ptl3_atomic_size(enum fi_datatype dt);
+int ptl3_atomic_offered(enum fi_datatype dt, enum fi_op op);
+/* dst[i] = dst[i] op src[i] (compare-swaps: cmp[i]), old[i] = previous dst[i] */
+void ptl3_atomic_apply(enum fi_datatype dt, enum fi_op op, void *dst, const void *src,
+		       const void *cmp, void *old, size_t count);
 
 /* ---- inject staging (ptl3_stage.c) */
 /* expose the staging area on PT_RDV; failure leaves staging off (no error) */

@@ -12,7 +12,8 @@ const uint64_t ptl3_caps = PTL3_CAPS;
 
 uint64_t ptl3_caps_now(void)
 {
-	return PTL3_CAPS | (ptl3_params.rma ? PTL3_RMA_CAPS | FI_RMA_EVENT : 0);
+	/* FI_RMA_EVENT and FI_ATOMIC: granted when the hints ask for them */
+	return PTL3_CAPS | (ptl3_params.rma ? PTL3_RMA_CAPS | FI_RMA_EVENT | FI_ATOMIC : 0);
 }
 
 static struct fi_tx_attr tx_attr = {
@@ -302,10 +303,11 @@ static void echo_hints(struct fi_info *fi, const struct fi_info *hints)
 		fi->tx_attr->op_flags = hints->tx_attr->op_flags;
 	if (hints->rx_attr)
 		fi->rx_attr->op_flags = hints->rx_attr->op_flags;
-	fi->tx_attr->caps = fi->caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ | FI_WRITE);
+	fi->tx_attr->caps =
+	    fi->caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE);
 	fi->rx_attr->caps = fi->caps & (FI_MSG | FI_TAGGED | FI_MULTI_RECV | FI_RECV |
-					FI_DIRECTED_RECV | FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE |
-					FI_RMA_EVENT);
+					FI_DIRECTED_RECV | FI_RMA | FI_ATOMIC | FI_REMOTE_READ |
+					FI_REMOTE_WRITE | FI_RMA_EVENT);
 }
 
 int ptl3_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,

@@ -68,6 +68,7 @@ static int domain_close(struct fid *fid)
 	struct ptl3_domain *dom = container_of(fid, struct ptl3_domain, domain_fid.fid);
 	if (dom->ref)
 		return -FI_EBUSY;
+	ptl3_atomic_agent_teardown_locked(dom);
 	if (dom->ni_open)
 		PtlNIFini(dom->ni);
 	if (dom->ptl_inited)
@@ -107,11 +108,6 @@ static int no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr, struct
 {
 	return -FI_ENOSYS;
 }
-static int no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
-			   struct fi_atomic_attr *attr, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
 static int no_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
 			       struct fi_collective_attr *attr, uint64_t flags)
 {
@@ -135,7 +131,7 @@ static struct fi_ops_domain domain_ops = {
 	.poll_open = ptl3_poll_open,
 	.stx_ctx = no_stx_ctx,
 	.srx_ctx = no_srx_ctx,
-	.query_atomic = no_query_atomic,
+	.query_atomic = ptl3_query_atomic,
 	.query_collective = no_query_collective,
 	.endpoint2 = no_endpoint2,
 };
@@ -162,6 +158,7 @@ int ptl3_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	dom->req_pid = PTL_PID_ANY;
 	dom->next_send_id = 1;
 	dom->rma_event = info && (info->caps & FI_RMA_EVENT) && ptl3_params.rma;
+	dom->atomic = info && (info->caps & FI_ATOMIC) && ptl3_params.rma;
 	if (info && ptl3_addr_valid(info->src_addr, info->src_addrlen))
 		dom->req_pid = ((const struct ptl3_addr *)info->src_addr)->pid;
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;

@@ -296,6 +296,9 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 		ptl3_cntr_inc_locked(ep->read_cntr, fail);
 		ptl3_op_free_locked(ep, op);
 		return;
+	case PTL3_OP_ATOMIC:
+		ptl3_atomic_on_event_locked(ep, op, ev);
+		return;
 	case PTL3_OP_SYNC:
 		if (ev->type == PTL_EVENT_REPLY_END) {
 			ep->st.replies++;
@@ -383,6 +386,8 @@ void ptl3_ep_drain_locked(struct ptl3_ep *ep)
 	eq_drain_locked(ep, ep->eq, 0);
 	eq_drain_locked(ep, ep->ueq, 1);
 	ptl3_rma_event_drain_locked(ep);
+	if (ep->dom->agent)
+		ptl3_atomic_agent_drain_locked(ep->dom);
 }
 
 void ptl3_ep_progress_locked(struct ptl3_ep *ep)
@@ -631,6 +636,11 @@ static int ep_enable_locked(struct ptl3_ep *ep)
 		if (rc)
 			return rc;
 	}
+	if (ep->atomic) {
+		rc = ptl3_atomic_agent_setup_locked(dom);
+		if (rc)
+			return rc;
+	}
 	ptl3_stage_setup_locked(ep);
 	ptl3_release_setup_locked(ep);
 	dom->ep_used |= 1ULL << ep->ep_index;
@@ -694,6 +704,7 @@ static void print_counters_locked(struct ptl3_ep *ep)
 	        "unexpected_matched %llu mdupdate_retries %llu ebuf_reposts %llu bytes_sent %llu "
 	        "bytes_recv %llu truncated %llu cancelled %llu staged %llu releases_sent %llu "
 	        "releases_recv %llu slots_released %llu releases_bad %llu stale_data %llu "
+	        "atomics_applied %llu atomics_refused %llu atomics_dropped %llu "
 	        "portals_drop_count %llu "
 	        "portals_drop_length %llu mes_allocated %llu mds_allocated %llu\n",
 	        (int)getpid(), ep->dom->id.nid, ep->dom->id.pid, ep->dom->nal_name,
@@ -707,6 +718,9 @@ static void print_counters_locked(struct ptl3_ep *ep)
 	        (unsigned long long)s->staged, (unsigned long long)s->releases_sent,
 	        (unsigned long long)s->releases_recv, (unsigned long long)s->slots_released,
 	        (unsigned long long)s->releases_bad, (unsigned long long)s->stale_data,
+	        (unsigned long long)ep->dom->atomics_applied,
+	        (unsigned long long)ep->dom->atomics_refused,
+	        (unsigned long long)ep->dom->atomics_dropped,
 	        (unsigned long long)drops, (unsigned long long)droplen, (unsigned long long)mes,
 	        (unsigned long long)mds);
 	if (drops)
@@ -753,7 +767,7 @@ static int ep_close(struct fid *fid)
 		for (uint32_t i = 0; i < ep->nops; i++) {
 			struct ptl3_op *op = ep->ops[i];
 			if (op->live && op->me != PTL_INVALID_HANDLE &&
-			    (op->posted || op->kind == PTL3_OP_SEND))
+			    (op->posted || op->kind == PTL3_OP_SEND || op->kind == PTL3_OP_ATOMIC))
 				PtlMEUnlink(op->me);
 		}
 		for (int i = 0; i < PTL3_NQ; i++)
@@ -838,6 +852,7 @@ int ptl3_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 	 * endpoint has FI_DIRECTED_RECV (no info: everything we offer) */
 	ep->directed_recv = !info || (info->caps & FI_DIRECTED_RECV) ||
 			    (info->rx_attr && (info->rx_attr->caps & FI_DIRECTED_RECV));
+	ep->atomic = dom->atomic && (!info || (info->caps & FI_ATOMIC));
 	ep->rx_cq_data = info && ((info->mode & FI_RX_CQ_DATA) ||
 				  (info->rx_attr && (info->rx_attr->mode & FI_RX_CQ_DATA)));
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags & ~PTL3_INJECT_CALL : 0;

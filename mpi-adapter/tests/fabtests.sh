@@ -126,10 +126,14 @@ done
 # reopening its endpoint 10 times (receives without FI_DIRECTED_RECV ignore
 # src_addr; over shmem each new NI has the same pid and a new segment
 # incarnation), several endpoints per domain, AV entries removed and
-# re-inserted while traffic flows
+# re-inserted while traffic flows, software atomics (every op and type
+# offered, between two processes)
+# (these four over shmem only, to keep CI's time: tests/fi-multiep.sh and
+# tests/fi-atomic.sh cover udp in one process; the full set runs both NALs)
 for nal in shmem udp; do
-	tests="fi_poll -t queue|fi_poll -t counter|fi_rdm_rma_event"
-	tests="$tests|fi_rdm_multi_client -C 10 -I 5|fi_multi_ep -e rdm -v|fi_av_xfer -e rdm"
+	tests="fi_poll -t queue|fi_poll -t counter|fi_rdm_rma_event|fi_rdm_multi_client -C 10 -I 5"
+	[ $nal = udp ] ||
+		tests="$tests|fi_multi_ep -e rdm -v|fi_av_xfer -e rdm|fi_rdm_atomic -I 5 -o all"
 	IFS='|'
 	# shellcheck disable=SC2086 # split at |
 	set -- $tests
