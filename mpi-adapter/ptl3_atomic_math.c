@@ -84,7 +84,8 @@
 				d = (T)((U)d + (U)s);                                              \
 				break;                                                             \
 			case FI_PROD:                                                              \
-				d = (T)((U)d * (U)s);                                              \
+				d = (T)(U)((uint64_t)(U)d *                                        \
+				           (uint64_t)(U)s); /* no int promotion */                 \
 				break;                                                             \
 			case FI_BOR:                                                               \
 				d = (T)(d | s);                                                    \

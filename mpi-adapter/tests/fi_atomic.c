@@ -119,6 +119,12 @@ static void integers(void)
 	CHECK(base(&two, 1, 100, KEY, FI_UINT8, FI_PROD) == 0 && (uint8_t)region[100] == 144,
 	      "uint8 200 * 2 wraps to 144: %u", (uint8_t)region[100]);
 
+	uint16_t big = 65535; /* 65535 * 65535 = 1 mod 2^16 (no int overflow inside) */
+	memcpy(region + 102, &big, 2);
+	CHECK(base(&big, 1, 102, KEY, FI_UINT16, FI_PROD) == 0, "uint16 prod");
+	memcpy(&big, region + 102, 2);
+	CHECK(big == 1, "uint16 65535 * 65535 wraps to 1: %u", big);
+
 	int64_t a[4] = {7, -3, 9, 0}, b[4] = {2, -8, 20, 0};
 	memcpy(region + 8, a, sizeof(a));
 	CHECK(base(b, 4, 8, KEY, FI_INT64, FI_MIN) == 0, "int64 min");
