@@ -7,6 +7,7 @@
 # ones in tests/fabtests-gaps.txt (each with its reason); a listed test that
 # passes on ptl3 fails this script too, so the list cannot go stale.
 # fi_getinfo_test, fi_eq_test, fi_cq_test must pass over ptl3 regardless.
+# Every test shm passed is printed with its ptl3 results (same run).
 # Then fi_msg_inject inject / inj_complete over udp, P3_FABTESTS_REPEAT
 # runs each: a sender must complete whatever its peer does (a held ACK
 # leaves at close or exit, a lost one fails the send: nal/rmpp/README.md),
