@@ -3,13 +3,20 @@
  * ptl3.h - private header of the "ptl3" libfabric provider: FI_EP_RDM with
  * FI_MSG, FI_MULTI_RECV and FI_TAGGED over Portals 3.3 (libportals3).
  *
- * Mapping (shared/reference/mpich-adapter.md), one portal table per endpoint:
+ * Mapping (shared/reference/mpich-adapter.md).  A domain is one Portals NI
+ * (Portals 3.3 gives a process one NI per interface: a second PtlNIInit
+ * returns the same handle), so its endpoints are told apart by portal
+ * index: endpoint k receives on pt_base + 4k + {PT_TAG, PT_MSG}; PT_RDV and
+ * PT_RMA (pt_base + 2, + 3) are the domain's, shared by its endpoints
+ * (send ids are unique in the domain, the MDs route the events):
  *   PT_TAG  tagged receives: posted MEs, a marker, catch-all eager buffers and
  *           a zero-length truncating "overflow" ME (header only)
  *   PT_MSG  FI_MSG receives and FI_MULTI_RECV buffers, same catch-all layout
  *   PT_RDV  one ME per send (match bits = send id, OP_GET): the receiver pulls
  *           whatever the put could not deliver (long unexpected, truncated);
- *           at its head one ME for every staged inject (ptl3_stage.c)
+ *           at its head one ME for every staged inject (ptl3_stage.c; only
+ *           the domain's first endpoint stages); atomic requests and
+ *           their replies (ptl3_atomic.c)
  *   PT_RMA  FI_RMA: one ME per remotely accessible region, match bits = key
  * Wire conventions:
  *   match bits  = the 64-bit tag; bit 63 (PTL3_LONG_BIT) marks a message
@@ -97,6 +104,19 @@ static inline uint64_t ptl3_sendid_offset(uint64_t send_id)
 
 /* portal indexes, relative to the endpoint's base */
 enum { PTL3_PT_TAG = 0, PTL3_PT_MSG = 1, PTL3_PT_RDV = 2, PTL3_PT_RMA = 3, PTL3_PT_COUNT = 4 };
+/* endpoints per domain: one bit each in ptl3_domain.ep_used, and 4 portal
+ * indexes each (fewer when the NI has fewer portals) */
+#define PTL3_MAX_EPS 64
+
+/* endpoints a domain holds when the NI's largest portal index is
+ * max_pt_index (ptl3_attr.c): endpoint k receives on pt_base + 4k + {0, 1} */
+uint32_t ptl3_ep_cnt(int max_pt_index);
+
+/* the receive portal (PT_TAG or PT_MSG) of endpoint ep_index */
+static inline ptl_pt_index_t ptl3_rx_pt(uint32_t pt_base, uint32_t ep_index, int pt)
+{
+	return (ptl_pt_index_t)(pt_base + ep_index * PTL3_PT_COUNT + (uint32_t)pt);
+}
 enum { PTL3_Q_TAG = 0, PTL3_Q_MSG = 1, PTL3_NQ = 2 };
 
 extern struct fi_provider ptl3_prov;
@@ -177,12 +197,21 @@ struct ptl3_domain {
 	ptl_pid_t req_pid;	/* pid to open the NI at (fi_info src_addr), or PTL_PID_ANY */
 	const char *nal_name, *progress_name;
 	int app_progress;	/* call PtlProgress from the provider */
-	struct ptl3_ep *ep;	/* the endpoint (one per NI) */
+	struct ptl3_ep *eps;	/* enabled endpoints (ep->dom_next) */
+	uint64_t ep_used;	/* endpoint indexes taken */
+	uint32_t max_eps;	/* endpoints the NI's portal table holds */
+	struct ptl3_ep *stager;	/* the endpoint with the stage and release MEs */
+	uint64_t next_send_id;	/* PT_RDV match bits: unique in the domain */
 	struct ptl3_mr *mrs;
 	enum fi_threading threading;
 	int rma_event;		/* FI_RMA_EVENT granted: regions post END events */
 	int rma_eq_valid;
 	ptl_handle_eq_t rma_eq; /* ptl3_rma_event.c */
+	int atomic;		/* FI_ATOMIC granted */
+	struct ptl3_atomic_agent *agent; /* applies peers' atomics (ptl3_atomic.c) */
+	uint64_t atomics_applied;	/* requests applied by the agent */
+	uint64_t atomics_refused;	/* answered with an error (key, range, access) */
+	uint64_t atomics_dropped;	/* malformed: not answered */
 };
 
 struct ptl3_addr {
@@ -192,7 +221,7 @@ struct ptl3_addr {
 	uint32_t iface;
 	uint32_t nid;
 	uint32_t pid;
-	uint32_t reserved;
+	uint32_t ep_index; /* which endpoint of the NI: its receive portals */
 };
 
 /* node/service -> address (ptl3_addr.c): service = Portals pid (none:
@@ -294,6 +323,7 @@ enum ptl3_op_kind {
 	PTL3_OP_SYNC,		/* synchronous get (multi-recv from the unexpected list) */
 	PTL3_OP_WRITE,		/* fi_write: put with ack on PT_RMA */
 	PTL3_OP_READ,		/* fi_read: get on PT_RMA */
+	PTL3_OP_ATOMIC,		/* fi_atomic: request put + reply ME (ptl3_atomic.c) */
 };
 
 struct ptl3_op {
@@ -314,6 +344,7 @@ struct ptl3_op {
 	size_t bounce_cap;
 	uint64_t send_id;
 	ptl_process_id_t target; /* for messages: a SEND_END's initiator is ourselves */
+	uint32_t target_ep;	/* its endpoint index (fi_writedata's notification) */
 	/* recv */
 	int qid;
 	char *buf;
@@ -388,8 +419,11 @@ struct ptl3_stats {
 struct ptl3_ep {
 	struct fid_ep ep_fid;
 	struct ptl3_domain *dom;
+	struct ptl3_ep *dom_next; /* the domain's enabled endpoints */
+	uint32_t ep_index;	  /* receive portals pt_base + 4 * ep_index + ... */
 	struct fi_info *info;
 	int directed_recv; /* FI_DIRECTED_RECV granted: receives honour src_addr */
+	int atomic;	   /* FI_ATOMIC granted to this endpoint */
 	int enabled;
 	int closing;
 	struct ptl3_av *av;
@@ -412,7 +446,6 @@ struct ptl3_ep {
 	uint32_t nfree;
 	uint32_t outstanding_sends;
 	uint32_t posted_recvs;
-	uint64_t next_send_id;
 	struct ptl3_stage stage;
 	struct ptl3_release rel;
 	struct ptl3_stats st;
@@ -440,7 +473,8 @@ int ptl3_eq_trywait(struct fid_eq *eq);         /* -FI_EAGAIN while not empty */
 /* ---- objects opened from the domain */
 int ptl3_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
 		 void *context);
-int ptl3_av_get(struct ptl3_av *av, fi_addr_t addr, ptl_process_id_t *id);
+/* the process and endpoint index (ep_index may be NULL) of an AV entry */
+int ptl3_av_get(struct ptl3_av *av, fi_addr_t addr, ptl_process_id_t *id, uint32_t *ep_index);
 int ptl3_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
 		 void *context);
 /* ptl3_poll.c: poll sets; the members' side (domain lock held): a CQ
@@ -473,6 +507,8 @@ void ptl3_cntr_inc_locked(struct ptl3_cntr *cntr, int err);
 
 /* ---- endpoint engine (ptl3_ep.c) */
 void ptl3_ep_progress_locked(struct ptl3_ep *ep);
+/* progress every enabled endpoint of the domain */
+void ptl3_dom_progress_locked(struct ptl3_domain *dom);
 struct ptl3_op *ptl3_op_alloc_locked(struct ptl3_ep *ep, int kind);
 void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op);
 /* The events already posted, both EQs, without a NAL pass.  Every
@@ -502,7 +538,8 @@ extern struct fi_ops_msg ptl3_msg_ops;
 extern struct fi_ops_tagged ptl3_tagged_ops;
 extern struct fi_ops_rma ptl3_rma_ops;
 /* after a fi_writedata's ACK: its CQ data to the target's PT_MSG */
-void ptl3_rma_notify_locked(struct ptl3_ep *ep, ptl_process_id_t target, uint64_t data);
+void ptl3_rma_notify_locked(struct ptl3_ep *ep, ptl_process_id_t target, uint32_t target_ep,
+			    uint64_t data);
 /* fi_inject()/fi_tinject()/fi_inject_write() and their data variants: the
  * one case fi_msg(3) writes no completion for.  The FI_INJECT *flag*
  * (op_flags, fi_sendmsg) only means "buffer reusable at return"; such a
@@ -526,6 +563,26 @@ ssize_t ptl3_ep_cancel_locked(struct ptl3_ep *ep, void *context);
  * complete (the receiver will not pull it) */
 void ptl3_release_general_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr);
 extern char ptl3_zero_byte;
+
+/* ---- atomics in software (ptl3_atomic.c, ptl3_atomic_math.c) */
+/* PT_RDV match bits (above every send id, stage and release bit): a request
+ * to the target domain's agent; ATOMIC_REPLY | reply id: its answer */
+#define PTL3_MBITS_ATOMIC_REQ (1ULL << 32)
+#define PTL3_MBITS_ATOMIC_REPLY (1ULL << 33)
+#define PTL3_ATOMIC_MAX_BYTES 4096 /* operand bytes per operation (count * size) */
+extern struct fi_ops_atomic ptl3_atomic_ops;
+int ptl3_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
+		      struct fi_atomic_attr *attr, uint64_t flags);
+int ptl3_atomic_agent_setup_locked(struct ptl3_domain *dom);   /* idempotent */
+void ptl3_atomic_agent_teardown_locked(struct ptl3_domain *dom);
+void ptl3_atomic_agent_drain_locked(struct ptl3_domain *dom); /* apply what arrived */
+void ptl3_atomic_on_event_locked(struct ptl3_ep *ep, struct ptl3_op *op, const ptl_event_t *ev);
+/* element size of a datatype offered (0: not offered); whether (dt, op) is */
+size_t ptl3_atomic_size(enum fi_datatype dt);
+int ptl3_atomic_offered(enum fi_datatype dt, enum fi_op op);
+/* dst[i] = dst[i] op src[i] (compare-swaps: cmp[i]), old[i] = previous dst[i] */
+void ptl3_atomic_apply(enum fi_datatype dt, enum fi_op op, void *dst, const void *src,
+		       const void *cmp, void *old, size_t count);
 
 /* ---- inject staging (ptl3_stage.c) */
 /* expose the staging area on PT_RDV; failure leaves staging off (no error) */

@@ -134,5 +134,11 @@ size_t ptl3_addr_print(const struct ptl3_addr *a, char *buf, size_t len)
 		n = snprintf(buf, len, "%s%s:any", PTL3_ADDR_PREFIX, host);
 	else
 		n = snprintf(buf, len, "%s%s:%u", PTL3_ADDR_PREFIX, host, a->pid);
+	/* the domain's second and later endpoints (display only) */
+	if (n >= 0 && a->ep_index) {
+		size_t used = (size_t)n < len ? (size_t)n : (len ? len - 1 : 0);
+		int m = snprintf(buf ? buf + used : NULL, len - used, "/ep%u", a->ep_index);
+		n = m < 0 ? n : n + m;
+	}
 	return n < 0 ? 0 : (size_t)n;
 }

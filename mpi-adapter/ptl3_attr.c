@@ -12,7 +12,8 @@ const uint64_t ptl3_caps = PTL3_CAPS;
 
 uint64_t ptl3_caps_now(void)
 {
-	return PTL3_CAPS | (ptl3_params.rma ? PTL3_RMA_CAPS | FI_RMA_EVENT : 0);
+	/* FI_RMA_EVENT and FI_ATOMIC: granted when the hints ask for them */
+	return PTL3_CAPS | (ptl3_params.rma ? PTL3_RMA_CAPS | FI_RMA_EVENT | FI_ATOMIC : 0);
 }
 
 static struct fi_tx_attr tx_attr = {
@@ -160,6 +161,23 @@ static int ep_hints_ok(const struct fi_ep_attr *e)
 	return 1;
 }
 
+uint32_t ptl3_ep_cnt(int max_pt_index)
+{
+	int npt = max_pt_index + 1 - ptl3_params.pt_base;
+	if (npt < PTL3_PT_COUNT)
+		return 1;
+	/* the last endpoint needs only its PT_TAG and PT_MSG */
+	uint32_t n = (uint32_t)npt / PTL3_PT_COUNT + (npt % PTL3_PT_COUNT > PTL3_PT_MSG);
+	return n > PTL3_MAX_EPS ? PTL3_MAX_EPS : n;
+}
+
+/* endpoints a domain holds with Portals' default portal table (0..63) */
+#define PTL3_DEFAULT_MAX_PT_INDEX 63
+static size_t ep_cnt_now(void)
+{
+	return ptl3_ep_cnt(PTL3_DEFAULT_MAX_PT_INDEX);
+}
+
 static int domain_hints_ok(const struct fi_domain_attr *d)
 {
 	if (d->name && strcmp(d->name, domain_attr.name))
@@ -175,8 +193,8 @@ static int domain_hints_ok(const struct fi_domain_attr *d)
 	/* FI_SHARED_AV (named AVs) is refused: ranks exchange addresses */
 	if (d->caps & ~domain_attr.caps)
 		return 0;
-	if (d->ep_cnt > domain_attr.ep_cnt || d->tx_ctx_cnt > domain_attr.tx_ctx_cnt ||
-	    d->rx_ctx_cnt > domain_attr.rx_ctx_cnt || d->max_ep_tx_ctx > 1 ||
+	if (d->ep_cnt > ep_cnt_now() || d->tx_ctx_cnt > ep_cnt_now() ||
+	    d->rx_ctx_cnt > ep_cnt_now() || d->max_ep_tx_ctx > 1 ||
 	    d->max_ep_rx_ctx > 1 || d->max_ep_stx_ctx || d->max_ep_srx_ctx)
 		return 0;
 	if (d->auth_key_size)
@@ -285,10 +303,11 @@ static void echo_hints(struct fi_info *fi, const struct fi_info *hints)
 		fi->tx_attr->op_flags = hints->tx_attr->op_flags;
 	if (hints->rx_attr)
 		fi->rx_attr->op_flags = hints->rx_attr->op_flags;
-	fi->tx_attr->caps = fi->caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ | FI_WRITE);
+	fi->tx_attr->caps =
+	    fi->caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE);
 	fi->rx_attr->caps = fi->caps & (FI_MSG | FI_TAGGED | FI_MULTI_RECV | FI_RECV |
-					FI_DIRECTED_RECV | FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE |
-					FI_RMA_EVENT);
+					FI_DIRECTED_RECV | FI_RMA | FI_ATOMIC | FI_REMOTE_READ |
+					FI_REMOTE_WRITE | FI_RMA_EVENT);
 }
 
 int ptl3_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
@@ -309,6 +328,9 @@ int ptl3_getinfo(uint32_t version, const char *node, const char *service, uint64
 	}
 	fi->tx_attr->inject_size = ptl3_params.inject_size;
 	fi->domain_attr->mr_mode = mr_mode_for(version, hints);
+	fi->domain_attr->ep_cnt = ep_cnt_now();
+	fi->domain_attr->tx_ctx_cnt = ep_cnt_now(); /* one context per endpoint */
+	fi->domain_attr->rx_ctx_cnt = ep_cnt_now();
 	/* fabric_attr->prov_name is filled in by libfabric's core */
 	if (hints)
 		echo_hints(fi, hints);

@@ -7,12 +7,14 @@
 
 #include "ptl3.h"
 
-int ptl3_av_get(struct ptl3_av *av, fi_addr_t addr, ptl_process_id_t *id)
+int ptl3_av_get(struct ptl3_av *av, fi_addr_t addr, ptl_process_id_t *id, uint32_t *ep_index)
 {
 	if (!av || addr >= av->count)
 		return -FI_EINVAL;
 	id->nid = av->tab[addr].nid;
 	id->pid = av->tab[addr].pid;
+	if (ep_index)
+		*ep_index = av->tab[addr].ep_index;
 	return 0;
 }
 

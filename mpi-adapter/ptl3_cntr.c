@@ -22,8 +22,8 @@ static void cntr_progress_locked(struct ptl3_cntr *c)
 {
 	if (c->ep)
 		ptl3_ep_progress_locked(c->ep);
-	else if (c->dom->ep)
-		ptl3_ep_progress_locked(c->dom->ep);
+	else
+		ptl3_dom_progress_locked(c->dom);
 }
 
 uint64_t ptl3_cntr_poll_value_locked(struct fid_cntr *fc, int progress)

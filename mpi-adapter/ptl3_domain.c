@@ -56,6 +56,7 @@ int ptl3_domain_ni_open_locked(struct ptl3_domain *dom)
 		ptl3_params.pt_base = actual.max_pt_index + 1 - PTL3_PT_COUNT;
 	if (ptl3_params.pt_base < 0)
 		ptl3_params.pt_base = 0;
+	dom->max_eps = actual.max_pt_index > 0 ? ptl3_ep_cnt(actual.max_pt_index) : 1;
 	dom->ni_open = 1;
 	PTL3_INFO(FI_LOG_DOMAIN, "NI open: nal %s progress %s nid %u pid %u\n", dom->nal_name,
 		  dom->progress_name, dom->id.nid, dom->id.pid);
@@ -67,6 +68,7 @@ static int domain_close(struct fid *fid)
 	struct ptl3_domain *dom = container_of(fid, struct ptl3_domain, domain_fid.fid);
 	if (dom->ref)
 		return -FI_EBUSY;
+	ptl3_atomic_agent_teardown_locked(dom);
 	if (dom->ni_open)
 		PtlNIFini(dom->ni);
 	if (dom->ptl_inited)
@@ -106,11 +108,6 @@ static int no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr, struct
 {
 	return -FI_ENOSYS;
 }
-static int no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
-			   struct fi_atomic_attr *attr, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
 static int no_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
 			       struct fi_collective_attr *attr, uint64_t flags)
 {
@@ -134,7 +131,7 @@ static struct fi_ops_domain domain_ops = {
 	.poll_open = ptl3_poll_open,
 	.stx_ctx = no_stx_ctx,
 	.srx_ctx = no_srx_ctx,
-	.query_atomic = no_query_atomic,
+	.query_atomic = ptl3_query_atomic,
 	.query_collective = no_query_collective,
 	.endpoint2 = no_endpoint2,
 };
@@ -159,7 +156,9 @@ int ptl3_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	dom->fabric = container_of(fabric, struct ptl3_fabric, fabric_fid);
 	dom->threading = info && info->domain_attr ? info->domain_attr->threading : FI_THREAD_SAFE;
 	dom->req_pid = PTL_PID_ANY;
+	dom->next_send_id = 1;
 	dom->rma_event = info && (info->caps & FI_RMA_EVENT) && ptl3_params.rma;
+	dom->atomic = info && (info->caps & FI_ATOMIC) && ptl3_params.rma;
 	if (info && ptl3_addr_valid(info->src_addr, info->src_addrlen))
 		dom->req_pid = ((const struct ptl3_addr *)info->src_addr)->pid;
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;

@@ -279,7 +279,7 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 			return;
 		ep->st.acks += ev->type == PTL_EVENT_ACK;
 		if (op->notify && !fail)
-			ptl3_rma_notify_locked(ep, op->target, op->hdr);
+			ptl3_rma_notify_locked(ep, op->target, op->target_ep, op->hdr);
 		if (op->want_comp || fail)
 			ptl3_cq_push_locked(ep->tx_cq, op->context, FI_RMA | FI_WRITE, 0, NULL, 0, 0,
 					    fail ? FI_EIO : 0, 0);
@@ -295,6 +295,9 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 					    fail ? FI_EIO : 0, 0);
 		ptl3_cntr_inc_locked(ep->read_cntr, fail);
 		ptl3_op_free_locked(ep, op);
+		return;
+	case PTL3_OP_ATOMIC:
+		ptl3_atomic_on_event_locked(ep, op, ev);
 		return;
 	case PTL3_OP_SYNC:
 		if (ev->type == PTL_EVENT_REPLY_END) {
@@ -383,6 +386,8 @@ void ptl3_ep_drain_locked(struct ptl3_ep *ep)
 	eq_drain_locked(ep, ep->eq, 0);
 	eq_drain_locked(ep, ep->ueq, 1);
 	ptl3_rma_event_drain_locked(ep);
+	if (ep->dom->agent)
+		ptl3_atomic_agent_drain_locked(ep->dom);
 }
 
 void ptl3_ep_progress_locked(struct ptl3_ep *ep)
@@ -392,6 +397,16 @@ void ptl3_ep_progress_locked(struct ptl3_ep *ep)
 	if (ep->dom->app_progress)
 		PtlProgress(ep->dom->ni, 0);
 	ptl3_ep_drain_locked(ep);
+	/* the NAL pass fed every endpoint's queues; a CQ or counter may be
+	 * shared by several endpoints of the domain */
+	for (struct ptl3_ep *o = ep->dom->eps; o; o = o->dom_next)
+		if (o != ep)
+			ptl3_ep_drain_locked(o);
+}
+
+void ptl3_dom_progress_locked(struct ptl3_domain *dom)
+{
+	ptl3_ep_progress_locked(dom->eps);
 }
 
 /* ---- cancel */
@@ -595,10 +610,16 @@ static int ep_enable_locked(struct ptl3_ep *ep)
 	int rc = ptl3_domain_ni_open_locked(dom);
 	if (rc)
 		return rc;
-	if (dom->ep && dom->ep != ep) {
-		PTL3_WARN(FI_LOG_EP_CTRL, "one endpoint per domain (Portals NI) is supported\n");
+	uint32_t k = 0;
+	while (k < dom->max_eps && (dom->ep_used & (1ULL << k)))
+		k++;
+	if (k >= dom->max_eps) {
+		PTL3_WARN(FI_LOG_EP_CTRL,
+			  "%u endpoints per domain: the NI's portal table is full (FI_PTL3_PT_BASE)\n",
+			  dom->max_eps);
 		return -FI_EBUSY;
 	}
+	ep->ep_index = k;
 	ep->pt_base = (uint32_t)ptl3_params.pt_base;
 	if (PtlEQAlloc(dom->ni, (ptl_size_t)ptl3_params.eq_size, PTL_EQ_HANDLER_NONE, &ep->eq) !=
 		    PTL_OK ||
@@ -609,14 +630,22 @@ static int ep_enable_locked(struct ptl3_ep *ep)
 	}
 	for (int i = 0; i < PTL3_NQ; i++) {
 		ep->q[i].qid = i;
-		ep->q[i].pt = ep->pt_base + (i == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
+		ep->q[i].pt = ptl3_rx_pt(ep->pt_base, ep->ep_index,
+					 i == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
 		rc = ptl3_rxq_setup_locked(ep, &ep->q[i]);
+		if (rc)
+			return rc;
+	}
+	if (ep->atomic) {
+		rc = ptl3_atomic_agent_setup_locked(dom);
 		if (rc)
 			return rc;
 	}
 	ptl3_stage_setup_locked(ep);
 	ptl3_release_setup_locked(ep);
-	dom->ep = ep;
+	dom->ep_used |= 1ULL << ep->ep_index;
+	ep->dom_next = dom->eps;
+	dom->eps = ep;
 	ep->enabled = 1;
 	return 0;
 }
@@ -675,6 +704,7 @@ static void print_counters_locked(struct ptl3_ep *ep)
 	        "unexpected_matched %llu mdupdate_retries %llu ebuf_reposts %llu bytes_sent %llu "
 	        "bytes_recv %llu truncated %llu cancelled %llu staged %llu releases_sent %llu "
 	        "releases_recv %llu slots_released %llu releases_bad %llu stale_data %llu "
+	        "atomics_applied %llu atomics_refused %llu atomics_dropped %llu "
 	        "portals_drop_count %llu "
 	        "portals_drop_length %llu mes_allocated %llu mds_allocated %llu\n",
 	        (int)getpid(), ep->dom->id.nid, ep->dom->id.pid, ep->dom->nal_name,
@@ -688,6 +718,9 @@ static void print_counters_locked(struct ptl3_ep *ep)
 	        (unsigned long long)s->staged, (unsigned long long)s->releases_sent,
 	        (unsigned long long)s->releases_recv, (unsigned long long)s->slots_released,
 	        (unsigned long long)s->releases_bad, (unsigned long long)s->stale_data,
+	        (unsigned long long)ep->dom->atomics_applied,
+	        (unsigned long long)ep->dom->atomics_refused,
+	        (unsigned long long)ep->dom->atomics_dropped,
 	        (unsigned long long)drops, (unsigned long long)droplen, (unsigned long long)mes,
 	        (unsigned long long)mds);
 	if (drops)
@@ -734,7 +767,7 @@ static int ep_close(struct fid *fid)
 		for (uint32_t i = 0; i < ep->nops; i++) {
 			struct ptl3_op *op = ep->ops[i];
 			if (op->live && op->me != PTL_INVALID_HANDLE &&
-			    (op->posted || op->kind == PTL3_OP_SEND))
+			    (op->posted || op->kind == PTL3_OP_SEND || op->kind == PTL3_OP_ATOMIC))
 				PtlMEUnlink(op->me);
 		}
 		for (int i = 0; i < PTL3_NQ; i++)
@@ -743,8 +776,12 @@ static int ep_close(struct fid *fid)
 		ptl3_release_teardown_locked(ep);
 		PtlEQFree(ep->eq);
 		PtlEQFree(ep->ueq);
-		if (dom->ep == ep)
-			dom->ep = NULL;
+		for (struct ptl3_ep **pp = &dom->eps; *pp; pp = &(*pp)->dom_next)
+			if (*pp == ep) {
+				*pp = ep->dom_next;
+				break;
+			}
+		dom->ep_used &= ~(1ULL << ep->ep_index);
 	}
 	if (ep->av)
 		unref(&ep->av->ref);
@@ -752,13 +789,13 @@ static int ep_close(struct fid *fid)
 		ptl3_eq_ref(ep->eq_bound, -1);
 	if (ep->tx_cq) {
 		unref(&ep->tx_cq->ref);
-		if (ep->tx_cq->ep == ep)
-			ep->tx_cq->ep = NULL;
+		if (ep->tx_cq->ep == ep) /* progress drains all: any other will do */
+			ep->tx_cq->ep = dom->eps;
 	}
 	if (ep->rx_cq) {
 		unref(&ep->rx_cq->ref);
 		if (ep->rx_cq->ep == ep)
-			ep->rx_cq->ep = NULL;
+			ep->rx_cq->ep = dom->eps;
 	}
 	struct ptl3_cntr *cs[6] = {ep->send_cntr, ep->recv_cntr,   ep->read_cntr,
 				   ep->write_cntr, ep->rwrite_cntr, ep->rread_cntr};
@@ -766,7 +803,7 @@ static int ep_close(struct fid *fid)
 		if (cs[i]) {
 			unref(&cs[i]->ref);
 			if (cs[i]->ep == ep)
-				cs[i]->ep = NULL;
+				cs[i]->ep = dom->eps;
 		}
 	dom->ref--;
 	ptl3_unlock(dom);
@@ -815,12 +852,12 @@ int ptl3_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 	 * endpoint has FI_DIRECTED_RECV (no info: everything we offer) */
 	ep->directed_recv = !info || (info->caps & FI_DIRECTED_RECV) ||
 			    (info->rx_attr && (info->rx_attr->caps & FI_DIRECTED_RECV));
+	ep->atomic = dom->atomic && (!info || (info->caps & FI_ATOMIC));
 	ep->rx_cq_data = info && ((info->mode & FI_RX_CQ_DATA) ||
 				  (info->rx_attr && (info->rx_attr->mode & FI_RX_CQ_DATA)));
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags & ~PTL3_INJECT_CALL : 0;
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags & ~PTL3_INJECT_CALL : 0;
 	ep->min_multi_recv = 16384;
-	ep->next_send_id = 1;
 	ep->eq = ep->ueq = PTL_INVALID_HANDLE;
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;

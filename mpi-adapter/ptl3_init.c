@@ -251,7 +251,8 @@ static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 		memset(&a, 0, sizeof(a));
 		a.magic = PTL3_ADDR_MAGIC;
 		a.version = PTL3_ADDR_VERSION;
-		a.pt_base = (uint16_t)ep->pt_base;
+		a.pt_base = (uint16_t)ptl3_params.pt_base;
+		a.ep_index = ep->ep_index;
 		a.iface = ep->dom->iface;
 		a.nid = ep->dom->id.nid;
 		a.pid = ep->dom->id.pid;

@@ -68,8 +68,7 @@ static int mr_close(struct fid *fid)
 	if (mr->exposed) {
 		/* an in-flight remote access keeps it busy for a moment */
 		for (int i = 0; i < 100000 && PtlMEUnlink(mr->me) == PTL_ME_IN_USE; i++) {
-			if (dom->ep)
-				ptl3_ep_progress_locked(dom->ep);
+			ptl3_dom_progress_locked(dom);
 			sched_yield();
 		}
 	}

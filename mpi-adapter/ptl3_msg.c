@@ -438,7 +438,7 @@ static int resolve_src(struct ptl3_ep *ep, fi_addr_t src, int *has_src, ptl_proc
 	*has_src = 0;
 	if (src == FI_ADDR_UNSPEC || src == FI_ADDR_NOTAVAIL || !ep->directed_recv)
 		return 0;
-	if (ptl3_av_get(ep->av, src, id))
+	if (ptl3_av_get(ep->av, src, id, NULL))
 		return -FI_EINVAL;
 	*has_src = 1;
 	return 0;
@@ -559,9 +559,9 @@ ssize_t ptl3_recv_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 static int send_md_expose_locked(struct ptl3_ep *ep, struct ptl3_op *op, const void *buf,
 				 size_t len)
 {
-	op->send_id = ep->next_send_id++ & PTL3_SENDID_GENERAL_MASK;
+	op->send_id = ep->dom->next_send_id++ & PTL3_SENDID_GENERAL_MASK;
 	if (!op->send_id)
-		op->send_id = ep->next_send_id++ & PTL3_SENDID_GENERAL_MASK;
+		op->send_id = ep->dom->next_send_id++ & PTL3_SENDID_GENERAL_MASK;
 	int rc = PtlMEAttach(ep->dom->ni, ep->pt_base + PTL3_PT_RDV, any_id, op->send_id, 0,
 			     PTL_UNLINK, PTL_INS_AFTER, &op->me);
 	if (rc != PTL_OK) {
@@ -601,7 +601,8 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 		return -FI_EOPBADSTATE;
 	}
 	ptl_process_id_t id;
-	if (ptl3_av_get(ep->av, dest, &id)) {
+	uint32_t dest_ep;
+	if (ptl3_av_get(ep->av, dest, &id, &dest_ep)) {
 		ptl3_unlock(ep->dom);
 		return -FI_EINVAL;
 	}
@@ -610,7 +611,8 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	if (qid == PTL3_Q_MSG)
 		mbits = len > ptl3_params.eager ? PTL3_LONG_BIT : 0;
 	uint64_t hdr = (data & 0xFFFFFFFFULL) | (has_data ? PTL3_HDR_HAS_DATA : 0);
-	ptl_pt_index_t pt = ep->pt_base + (qid == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
+	ptl_pt_index_t pt =
+	    ptl3_rx_pt(ep->pt_base, dest_ep, qid == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
 	/* the stage writes no completion: only for fi_inject() itself */
 	if (flags & PTL3_INJECT_CALL) {
 		int r = ptl3_stage_send_locked(ep, id, pt, mbits, hdr, buf, len);

@@ -40,10 +40,6 @@ int ptl3_release_setup_locked(struct ptl3_ep *ep)
 	memset(r, 0, sizeof(*r));
 	r->me = PTL_INVALID_HANDLE;
 	r->md = PTL_INVALID_HANDLE;
-	int rc = PtlMEAttach(ep->dom->ni, ep->pt_base + PTL3_PT_RDV, any_id, PTL3_SENDID_RELEASE,
-	                     PTL3_RELEASE_BASE_MASK, PTL_RETAIN, PTL_INS_BEFORE, &r->me);
-	if (rc != PTL_OK)
-		goto fail;
 	ptl_md_t md;
 	memset(&md, 0, sizeof(md));
 	md.start = &ptl3_zero_byte;
@@ -52,10 +48,20 @@ int ptl3_release_setup_locked(struct ptl3_ep *ep)
 	md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE;
 	md.user_ptr = PTL3_UP_RELEASE;
 	md.eq_handle = ep->eq;
-	ptl_handle_md_t mdh;
-	rc = PtlMDAttach(r->me, md, PTL_RETAIN, &mdh);
-	if (rc != PTL_OK)
-		goto fail;
+	int rc = PTL_OK;
+	/* releases name stage slots: the ME that takes them belongs to the
+	 * domain's one staging endpoint (PT_RDV is shared) */
+	if (ep->dom->stager == ep) {
+		rc =
+		    PtlMEAttach(ep->dom->ni, ep->pt_base + PTL3_PT_RDV, any_id, PTL3_SENDID_RELEASE,
+		                PTL3_RELEASE_BASE_MASK, PTL_RETAIN, PTL_INS_BEFORE, &r->me);
+		if (rc != PTL_OK)
+			goto fail;
+		ptl_handle_md_t mdh;
+		rc = PtlMDAttach(r->me, md, PTL_RETAIN, &mdh);
+		if (rc != PTL_OK)
+			goto fail;
+	}
 	/* the receiving side's zero-length source, no events */
 	md.options = 0;
 	md.user_ptr = NULL;

@@ -16,12 +16,14 @@
 /* the CQ data of a finished fi_writedata: a zero-length put without ACK
  * out of the release MD (which ignores its SEND_END), send id 0 (a general
  * send delivered whole: nothing to release) */
-void ptl3_rma_notify_locked(struct ptl3_ep *ep, ptl_process_id_t target, uint64_t data)
+void ptl3_rma_notify_locked(struct ptl3_ep *ep, ptl_process_id_t target, uint32_t target_ep,
+			    uint64_t data)
 {
 	uint64_t hdr = (data & 0xFFFFFFFFULL) | PTL3_HDR_HAS_DATA;
-	int rc = ep->rel.ready ? PtlPut(ep->rel.md, PTL_NOACK_REQ, target,
-				       ep->pt_base + PTL3_PT_MSG, 0, 0, 0, hdr)
-			       : PTL_MD_INVALID;
+	int rc = ep->rel.md != PTL_INVALID_HANDLE
+		     ? PtlPut(ep->rel.md, PTL_NOACK_REQ, target,
+			      ptl3_rx_pt(ep->pt_base, target_ep, PTL3_PT_MSG), 0, 0, 0, hdr)
+		     : PTL_MD_INVALID;
 	if (rc != PTL_OK)
 		ptl3_cq_push_locked(ep->tx_cq, NULL, FI_RMA | FI_WRITE, 0, NULL, 0, 0, FI_EIO, 0);
 }
@@ -56,7 +58,8 @@ static ssize_t rma_common_data(struct ptl3_ep *ep, int write, const struct iovec
 		return -FI_EOPBADSTATE;
 	}
 	ptl_process_id_t id;
-	if (ptl3_av_get(ep->av, peer, &id)) {
+	uint32_t peer_ep;
+	if (ptl3_av_get(ep->av, peer, &id, &peer_ep)) {
 		ptl3_unlock(ep->dom);
 		return -FI_EINVAL;
 	}
@@ -70,6 +73,7 @@ static ssize_t rma_common_data(struct ptl3_ep *ep, int write, const struct iovec
 	op->notify = write && has_data;
 	op->hdr = data;
 	op->target = id;
+	op->target_ep = peer_ep;
 	op->want_comp = !(flags & PTL3_INJECT_CALL) && (!ep->tx_selective || (flags & FI_COMPLETION));
 	if (write && (flags & FI_INJECT) && len) {
 		buf = ptl3_op_bounce(op, buf, len);
@@ -188,91 +192,6 @@ struct fi_ops_rma ptl3_rma_ops = {
 	.inject = r_inject,
 	.writedata = r_writedata,
 	.injectdata = r_injectdata,
-};
-
-/* ---- atomics */
-static ssize_t a_write(struct fid_ep *ep, const void *buf, size_t count, void *desc,
-		       fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype,
-		       enum fi_op op, void *context)
-{
-	return -FI_ENOSYS;
-}
-static ssize_t a_writev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count,
-			fi_addr_t dest_addr, uint64_t addr, uint64_t key, enum fi_datatype datatype,
-			enum fi_op op, void *context)
-{
-	return -FI_ENOSYS;
-}
-static ssize_t a_writemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-static ssize_t a_inject(struct fid_ep *ep, const void *buf, size_t count, fi_addr_t dest_addr,
-			uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op)
-{
-	return -FI_ENOSYS;
-}
-static ssize_t a_readwrite(struct fid_ep *ep, const void *buf, size_t count, void *desc,
-			   void *result, void *result_desc, fi_addr_t dest_addr, uint64_t addr,
-			   uint64_t key, enum fi_datatype datatype, enum fi_op op, void *context)
-{
-	return -FI_ENOSYS;
-}
-static ssize_t a_readwritev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc,
-			    size_t count, struct fi_ioc *resultv, void **result_desc,
-			    size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key,
-			    enum fi_datatype datatype, enum fi_op op, void *context)
-{
-	return -FI_ENOSYS;
-}
-static ssize_t a_readwritemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg,
-			      struct fi_ioc *resultv, void **result_desc, size_t result_count,
-			      uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-static ssize_t a_compwrite(struct fid_ep *ep, const void *buf, size_t count, void *desc,
-			   const void *compare, void *compare_desc, void *result,
-			   void *result_desc, fi_addr_t dest_addr, uint64_t addr, uint64_t key,
-			   enum fi_datatype datatype, enum fi_op op, void *context)
-{
-	return -FI_ENOSYS;
-}
-static ssize_t a_compwritev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc,
-			    size_t count, const struct fi_ioc *comparev, void **compare_desc,
-			    size_t compare_count, struct fi_ioc *resultv, void **result_desc,
-			    size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key,
-			    enum fi_datatype datatype, enum fi_op op, void *context)
-{
-	return -FI_ENOSYS;
-}
-static ssize_t a_compwritemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg,
-			      const struct fi_ioc *comparev, void **compare_desc,
-			      size_t compare_count, struct fi_ioc *resultv, void **result_desc,
-			      size_t result_count, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-static int a_valid(struct fid_ep *ep, enum fi_datatype datatype, enum fi_op op, size_t *count)
-{
-	return -FI_ENOSYS;
-}
-
-struct fi_ops_atomic ptl3_atomic_ops = {
-	.size = sizeof(struct fi_ops_atomic),
-	.write = a_write,
-	.writev = a_writev,
-	.writemsg = a_writemsg,
-	.inject = a_inject,
-	.readwrite = a_readwrite,
-	.readwritev = a_readwritev,
-	.readwritemsg = a_readwritemsg,
-	.compwrite = a_compwrite,
-	.compwritev = a_compwritev,
-	.compwritemsg = a_compwritemsg,
-	.writevalid = a_valid,
-	.readwritevalid = a_valid,
-	.compwritevalid = a_valid,
 };
 
 /* ---- collectives */

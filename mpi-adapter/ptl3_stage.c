@@ -52,6 +52,8 @@ int ptl3_stage_setup_locked(struct ptl3_ep *ep)
 	uint32_t n = (uint32_t)ptl3_params.stage_slots;
 	if (n == 0 || ptl3_params.inject_size == 0)
 		return 0; /* disabled: every send takes the general path */
+	if (ep->dom->stager)
+		return 0; /* PT_RDV is the domain's: one stage ME on it */
 	st->shift = slot_shift_for(ptl3_params.inject_size);
 	if (st->shift > PTL3_STAGE_MAX_SHIFT)
 		return 0; /* slots too large to address: general path */
@@ -92,6 +94,7 @@ int ptl3_stage_setup_locked(struct ptl3_ep *ep)
 	for (uint32_t i = 0; i < n; i++)
 		st->free[i] = n - 1 - i; /* slot 0 first: fewest pages touched */
 	st->nfree = n;
+	ep->dom->stager = ep;
 	return 0;
 fail:
 	free(st->slot);
@@ -108,6 +111,8 @@ void ptl3_stage_teardown_locked(struct ptl3_ep *ep)
 	if (st->me != PTL_INVALID_HANDLE)
 		PtlMEUnlink(st->me);
 	st->me = PTL_INVALID_HANDLE;
+	if (ep->dom->stager == ep)
+		ep->dom->stager = NULL;
 }
 
 void ptl3_stage_free(struct ptl3_ep *ep)
@@ -184,7 +189,9 @@ static void stage_send_end_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 	    drop_sendid_locked(&ep->stage, ptl3_sendid_of(ev->hdr_data));
 	PTL3_WARN(FI_LOG_EP_DATA, "inject to %u:%u failed: %s\n", s ? s->dest.nid : PTL_NID_ANY,
 	          s ? s->dest.pid : PTL_PID_ANY, PtlNIFailStr(ep->dom->ni, ev->ni_fail_type));
-	uint64_t flags = FI_SEND | (ev->pt_index == ep->pt_base + PTL3_PT_TAG ? FI_TAGGED : FI_MSG);
+	/* the target's receive portal: PT_TAG or PT_MSG of one of its endpoints */
+	int tagged = (ev->pt_index - ep->pt_base) % PTL3_PT_COUNT == PTL3_PT_TAG;
+	uint64_t flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
 	ptl3_cq_push_locked(ep->tx_cq, NULL, flags, 0, NULL, 0, 0, FI_EIO, 0);
 	ptl3_cntr_inc_locked(ep->send_cntr, 1);
 }
