@@ -82,6 +82,9 @@ static int p3_eq_get(ptl_handle_eq_t eqh, ptl_event_t *ev, bool progress)
 		return PTL_EQ_INVALID;
 	if (P3_UNLIKELY(!ev))
 		return PTL_SEGV;
+	/* An empty queue that gets no pass: two loads (callers poll this). */
+	if ((!progress || ni->ni_thread) && p3_eq_ring_unread(ring) == 0)
+		return PTL_EQ_EMPTY;
 	rc = p3_eq_ring_read(ring, ev);
 	if (rc == PTL_EQ_EMPTY && progress && !ni->ni_thread) {
 		ni->ni_if->progress(ni->ni_lib, 0);
@@ -177,7 +180,7 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 			return PTL_EQ_EMPTY;
 		if (threaded || oversub)
 			sched_yield();
-		else
+		else if (spins >= P3_SPIN_NOPAUSE)
 			p3_cpu_relax();
 		if ((++spins & 15u) == 0)
 			now = p3_now_us();
