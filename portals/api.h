@@ -108,10 +108,4 @@ void p3_api_ni_close(struct p3_api_ni *ni);
 /* Spin budget of EQWait/EQPoll before blocking, microseconds. */
 #define P3_SPIN_US 50
 
-/* Passes of that spin before it pauses between passes.  A pause costs
- * about 80 ns on some CPUs (Zen 4 under KVM), a third of a shmem put's
- * latency; a ping-pong's event comes within a few hundred passes, a
- * longer wait pauses as before. */
-#define P3_SPIN_NOPAUSE 256
-
 #endif
