@@ -204,6 +204,11 @@ struct ptl3_domain {
 	uint64_t next_send_id;	/* PT_RDV match bits: unique in the domain */
 	struct ptl3_mr *mrs;
 	enum fi_threading threading;
+	/* FI_THREAD_DOMAIN (MPICH's request): the application serialises its
+	 * calls on the domain, so the data path (sends, receives, CQ reads)
+	 * takes no lock: a lock and an unlock were a quarter of an idle
+	 * fi_cq_read.  Control calls still lock (cheap insurance). */
+	int serialized;
 	int rma_event;		/* FI_RMA_EVENT granted: regions post END events */
 	int rma_eq_valid;
 	ptl_handle_eq_t rma_eq; /* ptl3_rma_event.c */
@@ -463,6 +468,17 @@ int ptl3_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 int ptl3_domain_ni_open_locked(struct ptl3_domain *dom);
 #define ptl3_lock(dom) pthread_mutex_lock(&(dom)->lock)
 #define ptl3_unlock(dom) pthread_mutex_unlock(&(dom)->lock)
+/* the data path's lock: none when the application serialises (above) */
+static inline void ptl3_lock_data(struct ptl3_domain *dom)
+{
+	if (!dom->serialized)
+		pthread_mutex_lock(&dom->lock);
+}
+static inline void ptl3_unlock_data(struct ptl3_domain *dom)
+{
+	if (!dom->serialized)
+		pthread_mutex_unlock(&dom->lock);
+}
 
 /* ---- event queues (ptl3_eq.c) */
 int ptl3_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,

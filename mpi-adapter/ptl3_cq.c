@@ -121,7 +121,7 @@ static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
 	if (!fcq || (count && !buf))
 		return -FI_EINVAL;
 	struct ptl3_cq *cq = container_of(fcq, struct ptl3_cq, cq_fid);
-	ptl3_lock(cq->dom);
+	ptl3_lock_data(cq->dom);
 	ssize_t r = cq_read_locked(cq, buf, count);
 	/* callers poll in a tight loop: after a run of empty polls give the
 	 * CPU away, so an oversubscribed node (more ranks than cores) still
@@ -147,7 +147,7 @@ static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
 	} else {
 		cq->empty_polls = 0;
 	}
-	ptl3_unlock(cq->dom);
+	ptl3_unlock_data(cq->dom);
 	if (yield)
 		sched_yield();
 	return r;

@@ -155,6 +155,7 @@ int ptl3_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	pthread_mutex_init(&dom->lock, NULL);
 	dom->fabric = container_of(fabric, struct ptl3_fabric, fabric_fid);
 	dom->threading = info && info->domain_attr ? info->domain_attr->threading : FI_THREAD_SAFE;
+	dom->serialized = dom->threading == FI_THREAD_DOMAIN;
 	dom->req_pid = PTL_PID_ANY;
 	dom->next_send_id = 1;
 	dom->rma_event = info && (info->caps & FI_RMA_EVENT) && ptl3_params.rma;

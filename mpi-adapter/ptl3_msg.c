@@ -349,9 +349,9 @@ static int sync_pull_locked(struct ptl3_ep *ep, const struct ptl3_ux *x, char *d
 	while (!ep->ops[idx]->done) {
 		ptl3_ep_progress_locked(ep);
 		if (!ep->ops[idx]->done) {
-			ptl3_unlock(ep->dom);
+			ptl3_unlock_data(ep->dom);
 			sched_yield();
-			ptl3_lock(ep->dom);
+			ptl3_lock_data(ep->dom);
 		}
 	}
 	s = ep->ops[idx];
@@ -517,26 +517,26 @@ ssize_t ptl3_recv_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	ssize_t r;
 	if (count > 1)
 		return -FI_EINVAL;
-	ptl3_lock(ep->dom);
+	ptl3_lock_data(ep->dom);
 	if (!ep->enabled) {
-		ptl3_unlock(ep->dom);
+		ptl3_unlock_data(ep->dom);
 		return -FI_EOPBADSTATE;
 	}
 	if (qid == PTL3_Q_TAG && (flags & (FI_PEEK | FI_CLAIM))) {
 		r = peek_claim_locked(ep, iov, count, src, tag, ignore, context, flags);
-		ptl3_unlock(ep->dom);
+		ptl3_unlock_data(ep->dom);
 		return r;
 	}
 	int has_src;
 	ptl_process_id_t sid;
 	if (resolve_src(ep, src, &has_src, &sid)) {
-		ptl3_unlock(ep->dom);
+		ptl3_unlock_data(ep->dom);
 		return -FI_EINVAL;
 	}
 	int multi = qid == PTL3_Q_MSG && (flags & FI_MULTI_RECV);
 	struct ptl3_op *op = ptl3_op_alloc_locked(ep, multi ? PTL3_OP_MRECV : PTL3_OP_RECV);
 	if (!op) {
-		ptl3_unlock(ep->dom);
+		ptl3_unlock_data(ep->dom);
 		return -FI_EAGAIN;
 	}
 	op->qid = qid;
@@ -549,7 +549,7 @@ ssize_t ptl3_recv_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 		r = post_mrecv_locked(ep, op);
 	else
 		r = post_recv_locked(ep, op, has_src, sid, ignore);
-	ptl3_unlock(ep->dom);
+	ptl3_unlock_data(ep->dom);
 	return r;
 }
 
@@ -585,6 +585,14 @@ static int send_md_expose_locked(struct ptl3_ep *ep, struct ptl3_op *op, const v
 	return rc;
 }
 
+/* End of a send call that reached Portals: drain, unlock, return r. */
+static ssize_t send_out(struct ptl3_ep *ep, ssize_t r)
+{
+	ptl3_ep_drain_locked(ep);
+	ptl3_unlock_data(ep->dom);
+	return r;
+}
+
 ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
 			 fi_addr_t dest, uint64_t tag, uint64_t data, int has_data, void *context,
 			 uint64_t flags)
@@ -595,18 +603,21 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 		return -FI_EINVAL; /* bit 63 is the wire's "long" flag */
 	const void *buf = count ? iov[0].iov_base : NULL;
 	size_t len = count ? iov[0].iov_len : 0;
-	ptl3_lock(ep->dom);
+	ptl3_lock_data(ep->dom);
 	if (!ep->enabled) {
-		ptl3_unlock(ep->dom);
+		ptl3_unlock_data(ep->dom);
 		return -FI_EOPBADSTATE;
 	}
 	ptl_process_id_t id;
 	uint32_t dest_ep;
 	if (ptl3_av_get(ep->av, dest, &id, &dest_ep)) {
-		ptl3_unlock(ep->dom);
+		ptl3_unlock_data(ep->dom);
 		return -FI_EINVAL;
 	}
-	ptl3_ep_drain_locked(ep);
+	/* The events already posted are drained after the put (send_out), not
+	 * before it: the drain still bounds the EQ (every Portals call gives
+	 * the NAL a pass, which may post events), and the message leaves
+	 * first. */
 	uint64_t mbits = tag | (len > ptl3_params.eager ? PTL3_LONG_BIT : 0);
 	if (qid == PTL3_Q_MSG)
 		mbits = len > ptl3_params.eager ? PTL3_LONG_BIT : 0;
@@ -616,16 +627,12 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	/* the stage writes no completion: only for fi_inject() itself */
 	if (flags & PTL3_INJECT_CALL) {
 		int r = ptl3_stage_send_locked(ep, id, pt, mbits, hdr, buf, len);
-		if (r) {
-			ptl3_unlock(ep->dom);
-			return r < 0 ? r : 0;
-		}
+		if (r)
+			return send_out(ep, r < 0 ? r : 0);
 	}
 	struct ptl3_op *op = ptl3_op_alloc_locked(ep, PTL3_OP_SEND);
-	if (!op) {
-		ptl3_unlock(ep->dom);
-		return -FI_EAGAIN;
-	}
+	if (!op)
+		return send_out(ep, -FI_EAGAIN);
 	op->qid = qid;
 	op->context = context;
 	op->len = len;
@@ -637,7 +644,7 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 			buf = ptl3_op_bounce(op, buf, len);
 			if (!buf) {
 				ptl3_op_free_locked(ep, op);
-				ptl3_unlock(ep->dom);
+				ptl3_unlock_data(ep->dom);
 				return -FI_EAGAIN;
 			}
 		}
@@ -645,23 +652,21 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	int rc = send_md_expose_locked(ep, op, buf, len);
 	if (rc != PTL_OK) {
 		ptl3_op_free_locked(ep, op);
-		ptl3_unlock(ep->dom);
-		return rc == PTL_NO_SPACE ? -FI_EAGAIN : -FI_EIO;
+		return send_out(ep, rc == PTL_NO_SPACE ? -FI_EAGAIN : -FI_EIO);
 	}
 	hdr |= op->send_id << 32;
 	rc = PtlPut(op->md, PTL_ACK_REQ, id, pt, 0, mbits, 0, hdr);
 	if (rc != PTL_OK) {
 		PtlMEUnlink(op->me);
 		ptl3_op_free_locked(ep, op);
-		ptl3_unlock(ep->dom);
+		ptl3_unlock_data(ep->dom);
 		PTL3_WARN(FI_LOG_EP_DATA, "PtlPut: %s\n", PtlErrorStr(rc));
 		return rc == PTL_NO_SPACE ? -FI_EAGAIN : -FI_EIO;
 	}
 	ep->outstanding_sends++;
 	ep->st.puts++;
 	ep->st.bytes_sent += len;
-	ptl3_unlock(ep->dom);
-	return 0;
+	return send_out(ep, 0);
 }
 
 /* ---- FI_MSG ops */

@@ -82,6 +82,9 @@ static int p3_eq_get(ptl_handle_eq_t eqh, ptl_event_t *ev, bool progress)
 		return PTL_EQ_INVALID;
 	if (P3_UNLIKELY(!ev))
 		return PTL_SEGV;
+	/* An empty queue that gets no pass: two loads (callers poll this). */
+	if ((!progress || ni->ni_thread) && p3_eq_ring_unread(ring) == 0)
+		return PTL_EQ_EMPTY;
 	rc = p3_eq_ring_read(ring, ev);
 	if (rc == PTL_EQ_EMPTY && progress && !ni->ni_thread) {
 		ni->ni_if->progress(ni->ni_lib, 0);

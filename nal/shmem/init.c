@@ -209,10 +209,15 @@ static int shm_init(struct p3_lib *lib, const struct p3_nal_init_args *args,
 	ni->ni_hdr->sh_flags = ni->ni_cma ? SHM_SEG_F_CMA : 0;
 
 	ni->ni_rx = calloc(ni->ni_cf.cf_max_peers, sizeof(*ni->ni_rx));
-	if (!ni->ni_rx) {
+	ni->ni_rx_ctl = calloc(ni->ni_cf.cf_max_peers, sizeof(*ni->ni_rx_ctl));
+	if (!ni->ni_rx || !ni->ni_rx_ctl) {
+		free(ni->ni_rx);
+		free(ni->ni_rx_ctl);
 		err = -ENOMEM;
 		goto err_seg;
 	}
+	for (uint32_t i = 0; i < ni->ni_cf.cf_max_peers; i++)
+		ni->ni_rx_ctl[i] = shm_seg_ring_ctl(&ni->ni_seg, i);
 	pthread_mutex_init(&ni->ni_progress_lock, NULL);
 	pthread_mutex_init(&ni->ni_peers_lock, NULL);
 	shm_seg_publish(&ni->ni_seg);
@@ -289,6 +294,7 @@ static void shm_destroy(void *priv)
 	for (uint32_t i = 0; i < ni->ni_cf.cf_max_peers; i++)
 		free(ni->ni_rx[i].rx_pipe.px_iov);
 	free(ni->ni_rx);
+	free(ni->ni_rx_ctl);
 	shm_seg_close(&ni->ni_seg);
 	pthread_mutex_destroy(&ni->ni_progress_lock);
 	pthread_mutex_destroy(&ni->ni_peers_lock);

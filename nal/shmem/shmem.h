@@ -413,6 +413,10 @@ struct shm_ni {
 	struct shm_seg ni_seg;
 	struct shm_seg_hdr *ni_hdr;
 	struct shm_rx *ni_rx; /* ni_cf.cf_max_peers entries */
+	/* The control blocks of our inbound rings (ni_cf.cf_max_peers, fixed
+	 * at init): an idle pass reads their head and tail without taking
+	 * ni_progress_lock (shm_rx_maybe_pending). */
+	struct shm_ring_ctl **ni_rx_ctl;
 
 	/* ni_progress_lock: one consumer of the inbound rings at a time.
 	 * Held across p3_lib_parse (send() never takes it). */
