@@ -462,16 +462,18 @@ void ptl3_atomic_on_event_locked(struct ptl3_ep *ep, struct ptl3_op *op, const p
 
 /* ---- fi_ops_atomic */
 
-static ssize_t a_writemsg(struct fid_ep *fep, const struct fi_msg_atomic *msg, uint64_t flags)
+/* an fi_*atomicmsg call (msg checked by the caller: one rma_iov): the
+ * target, datatype, op and context from msg, the operands given; the
+ * provider's internal flag PTL3_INJECT_CALL cannot come from the caller */
+static ssize_t atomic_msg(struct fid_ep *fep, int kind, const struct fi_msg_atomic *msg,
+                          const void *buf, const void *compare, void *result, size_t count,
+                          uint64_t flags)
 {
-	if (!msg || msg->iov_count != 1 || msg->rma_iov_count != 1 || !msg->msg_iov ||
-	    !msg->rma_iov || msg->msg_iov[0].count != msg->rma_iov[0].count)
-		return -FI_EINVAL;
-	struct atomic_args a = {KIND_BASE,
-	                        msg->msg_iov[0].addr,
-	                        NULL,
-	                        NULL,
-	                        msg->msg_iov[0].count,
+	struct atomic_args a = {kind,
+	                        buf,
+	                        compare,
+	                        result,
+	                        count,
 	                        msg->addr,
 	                        msg->rma_iov[0].addr,
 	                        msg->rma_iov[0].key,
@@ -480,6 +482,15 @@ static ssize_t a_writemsg(struct fid_ep *fep, const struct fi_msg_atomic *msg, u
 	                        msg->context,
 	                        flags & ~PTL3_INJECT_CALL};
 	return atomic_common(ptl3_ep_of(fep), &a);
+}
+
+static ssize_t a_writemsg(struct fid_ep *fep, const struct fi_msg_atomic *msg, uint64_t flags)
+{
+	if (!msg || msg->iov_count != 1 || msg->rma_iov_count != 1 || !msg->msg_iov ||
+	    !msg->rma_iov || msg->msg_iov[0].count != msg->rma_iov[0].count)
+		return -FI_EINVAL;
+	return atomic_msg(fep, KIND_BASE, msg, msg->msg_iov[0].addr, NULL, NULL,
+	                  msg->msg_iov[0].count, flags);
 }
 
 static ssize_t a_write(struct fid_ep *fep, const void *buf, size_t count, void *desc,
@@ -536,19 +547,8 @@ static ssize_t a_readwritemsg(struct fid_ep *fep, const struct fi_msg_atomic *ms
 	if (!msg || msg->iov_count > 1 || msg->rma_iov_count != 1 || !msg->rma_iov ||
 	    result_count != 1 || !resultv || resultv[0].count != msg->rma_iov[0].count)
 		return -FI_EINVAL;
-	struct atomic_args a = {KIND_FETCH,
-	                        msg->iov_count ? msg->msg_iov[0].addr : NULL,
-	                        NULL,
-	                        resultv[0].addr,
-	                        resultv[0].count,
-	                        msg->addr,
-	                        msg->rma_iov[0].addr,
-	                        msg->rma_iov[0].key,
-	                        msg->datatype,
-	                        msg->op,
-	                        msg->context,
-	                        flags & ~PTL3_INJECT_CALL};
-	return atomic_common(ptl3_ep_of(fep), &a);
+	return atomic_msg(fep, KIND_FETCH, msg, msg->iov_count ? msg->msg_iov[0].addr : NULL, NULL,
+	                  resultv[0].addr, resultv[0].count, flags);
 }
 
 static ssize_t a_compwrite(struct fid_ep *fep, const void *buf, size_t count, void *desc,
@@ -584,13 +584,8 @@ static ssize_t a_compwritemsg(struct fid_ep *fep, const struct fi_msg_atomic *ms
 	    !msg->rma_iov || compare_count != 1 || !comparev || result_count != 1 || !resultv ||
 	    msg->msg_iov[0].count != comparev[0].count || msg->msg_iov[0].count != resultv[0].count)
 		return -FI_EINVAL;
-	struct atomic_args a = {KIND_COMPARE,          msg->msg_iov[0].addr,
-	                        comparev[0].addr,      resultv[0].addr,
-	                        msg->msg_iov[0].count, msg->addr,
-	                        msg->rma_iov[0].addr,  msg->rma_iov[0].key,
-	                        msg->datatype,         msg->op,
-	                        msg->context,          flags & ~PTL3_INJECT_CALL};
-	return atomic_common(ptl3_ep_of(fep), &a);
+	return atomic_msg(fep, KIND_COMPARE, msg, msg->msg_iov[0].addr, comparev[0].addr,
+	                  resultv[0].addr, msg->msg_iov[0].count, flags);
 }
 
 static int a_writevalid(struct fid_ep *fep, enum fi_datatype dt, enum fi_op op, size_t *count)

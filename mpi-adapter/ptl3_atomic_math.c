@@ -63,114 +63,78 @@
 		(d) = ((d) != 0) != ((s) != 0);                                                    \
 		break
 
-/* integers: every op; T the type, U its unsigned twin (wrapping arithmetic) */
+/* sum and product in T itself (floating point, complex) */
+#define ARITH_CASES(d, s)                                                                          \
+	case FI_SUM:                                                                               \
+		(d) = (d) + (s);                                                                   \
+		break;                                                                             \
+	case FI_PROD:                                                                              \
+		(d) = (d) * (s);                                                                   \
+		break
+
+/* The function name(op, dst, src, cmp, old, n) applying op to the n
+ * elements of type T at dst: each element is read into d (and copied to old
+ * when asked), with its operand s and comparand c (0 without src or cmp);
+ * the cases given after T (switch labels on op that update d and break) or
+ * FI_ATOMIC_WRITE set the new value, which is written back; FI_ATOMIC_READ
+ * leaves dst as is. */
+#define APPLY_LOOP(name, T, ...)                                                                   \
+	static void name(enum fi_op op, char *dst, const char *src, const char *cmp, char *old,    \
+	                 size_t n)                                                                 \
+	{                                                                                          \
+		for (size_t i = 0; i < n; i++) {                                                   \
+			T d, s = 0, c = 0;                                                         \
+			memcpy(&d, dst + i * sizeof(T), sizeof(T));                                \
+			if (old)                                                                   \
+				memcpy(old + i * sizeof(T), &d, sizeof(T));                        \
+			if (src)                                                                   \
+				memcpy(&s, src + i * sizeof(T), sizeof(T));                        \
+			if (cmp)                                                                   \
+				memcpy(&c, cmp + i * sizeof(T), sizeof(T));                        \
+			switch (op) {                                                              \
+				__VA_ARGS__;                                                       \
+			case FI_ATOMIC_WRITE:                                                      \
+				d = s;                                                             \
+				break;                                                             \
+			default: /* FI_ATOMIC_READ */                                              \
+				continue;                                                          \
+			}                                                                          \
+			memcpy(dst + i * sizeof(T), &d, sizeof(T));                                \
+		}                                                                                  \
+	}
+
+/* the integer-only cases: T the type, U its unsigned twin (wrapping
+ * arithmetic) */
+#define INT_CASES(d, s, c, T, U)                                                                   \
+	case FI_SUM:                                                                               \
+		(d) = (T)((U)(d) + (U)(s));                                                        \
+		break;                                                                             \
+	case FI_PROD:                                                                              \
+		(d) = (T)(U)((uint64_t)(U)(d) * (uint64_t)(U)(s)); /* no int promotion */          \
+		break;                                                                             \
+	case FI_BOR:                                                                               \
+		(d) = (T)((d) | (s));                                                              \
+		break;                                                                             \
+	case FI_BAND:                                                                              \
+		(d) = (T)((d) & (s));                                                              \
+		break;                                                                             \
+	case FI_BXOR:                                                                              \
+		(d) = (T)((d) ^ (s));                                                              \
+		break;                                                                             \
+	case FI_MSWAP:                                                                             \
+		(d) = (T)(((s) & (c)) | ((d) & (T) ~(c)));                                         \
+		break
+
+/* integers: every op */
 #define INT_APPLY(name, T, U)                                                                      \
-	static void name(enum fi_op op, char *dst, const char *src, const char *cmp, char *old,    \
-	                 size_t n)                                                                 \
-	{                                                                                          \
-		for (size_t i = 0; i < n; i++) {                                                   \
-			T d, s = 0, c = 0;                                                         \
-			memcpy(&d, dst + i * sizeof(T), sizeof(T));                                \
-			if (old)                                                                   \
-				memcpy(old + i * sizeof(T), &d, sizeof(T));                        \
-			if (src)                                                                   \
-				memcpy(&s, src + i * sizeof(T), sizeof(T));                        \
-			if (cmp)                                                                   \
-				memcpy(&c, cmp + i * sizeof(T), sizeof(T));                        \
-			switch (op) {                                                              \
-				ORDER_CASES(d, s, c);                                              \
-				CSWAP_CASES(d, s, c);                                              \
-			case FI_SUM:                                                               \
-				d = (T)((U)d + (U)s);                                              \
-				break;                                                             \
-			case FI_PROD:                                                              \
-				d = (T)(U)((uint64_t)(U)d *                                        \
-				           (uint64_t)(U)s); /* no int promotion */                 \
-				break;                                                             \
-			case FI_BOR:                                                               \
-				d = (T)(d | s);                                                    \
-				break;                                                             \
-			case FI_BAND:                                                              \
-				d = (T)(d & s);                                                    \
-				break;                                                             \
-			case FI_BXOR:                                                              \
-				d = (T)(d ^ s);                                                    \
-				break;                                                             \
-			case FI_MSWAP:                                                             \
-				d = (T)((s & c) | (d & (T)~c));                                    \
-				break;                                                             \
-			case FI_ATOMIC_WRITE:                                                      \
-				d = s;                                                             \
-				break;                                                             \
-			default: /* FI_ATOMIC_READ */                                              \
-				continue;                                                          \
-			}                                                                          \
-			memcpy(dst + i * sizeof(T), &d, sizeof(T));                                \
-		}                                                                                  \
-	}
+	APPLY_LOOP(name, T, ORDER_CASES(d, s, c); CSWAP_CASES(d, s, c); INT_CASES(d, s, c, T, U))
 
+/* float and double: no bitwise ops, no mswap */
 #define REAL_APPLY(name, T)                                                                        \
-	static void name(enum fi_op op, char *dst, const char *src, const char *cmp, char *old,    \
-	                 size_t n)                                                                 \
-	{                                                                                          \
-		for (size_t i = 0; i < n; i++) {                                                   \
-			T d, s = 0, c = 0;                                                         \
-			memcpy(&d, dst + i * sizeof(T), sizeof(T));                                \
-			if (old)                                                                   \
-				memcpy(old + i * sizeof(T), &d, sizeof(T));                        \
-			if (src)                                                                   \
-				memcpy(&s, src + i * sizeof(T), sizeof(T));                        \
-			if (cmp)                                                                   \
-				memcpy(&c, cmp + i * sizeof(T), sizeof(T));                        \
-			switch (op) {                                                              \
-				ORDER_CASES(d, s, c);                                              \
-				CSWAP_CASES(d, s, c);                                              \
-			case FI_SUM:                                                               \
-				d = d + s;                                                         \
-				break;                                                             \
-			case FI_PROD:                                                              \
-				d = d * s;                                                         \
-				break;                                                             \
-			case FI_ATOMIC_WRITE:                                                      \
-				d = s;                                                             \
-				break;                                                             \
-			default: /* FI_ATOMIC_READ */                                              \
-				continue;                                                          \
-			}                                                                          \
-			memcpy(dst + i * sizeof(T), &d, sizeof(T));                                \
-		}                                                                                  \
-	}
+	APPLY_LOOP(name, T, ORDER_CASES(d, s, c); CSWAP_CASES(d, s, c); ARITH_CASES(d, s))
 
-#define COMPLEX_APPLY(name, T)                                                                     \
-	static void name(enum fi_op op, char *dst, const char *src, const char *cmp, char *old,    \
-	                 size_t n)                                                                 \
-	{                                                                                          \
-		for (size_t i = 0; i < n; i++) {                                                   \
-			T d, s = 0, c = 0;                                                         \
-			memcpy(&d, dst + i * sizeof(T), sizeof(T));                                \
-			if (old)                                                                   \
-				memcpy(old + i * sizeof(T), &d, sizeof(T));                        \
-			if (src)                                                                   \
-				memcpy(&s, src + i * sizeof(T), sizeof(T));                        \
-			if (cmp)                                                                   \
-				memcpy(&c, cmp + i * sizeof(T), sizeof(T));                        \
-			switch (op) {                                                              \
-				CSWAP_CASES(d, s, c);                                              \
-			case FI_SUM:                                                               \
-				d = d + s;                                                         \
-				break;                                                             \
-			case FI_PROD:                                                              \
-				d = d * s;                                                         \
-				break;                                                             \
-			case FI_ATOMIC_WRITE:                                                      \
-				d = s;                                                             \
-				break;                                                             \
-			default: /* FI_ATOMIC_READ */                                              \
-				continue;                                                          \
-			}                                                                          \
-			memcpy(dst + i * sizeof(T), &d, sizeof(T));                                \
-		}                                                                                  \
-	}
+/* complex: no orderings */
+#define COMPLEX_APPLY(name, T) APPLY_LOOP(name, T, CSWAP_CASES(d, s, c); ARITH_CASES(d, s))
 
 INT_APPLY(apply_i8, int8_t, uint8_t)
 INT_APPLY(apply_u8, uint8_t, uint8_t)

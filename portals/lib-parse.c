@@ -170,36 +170,19 @@ static void p3_parse_ack_locked(struct p3_lib *lib, const struct p3_hdr *hdr, st
 	p3_md_maybe_unlink_locked(lib, md, ei.ei_link, d);
 }
 
-void p3_lib_ack_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t mdh,
-		     uint64_t link, ptl_ni_fail_t status)
+/* whether the put of md whose ACK is link is still waiting to be finalized */
+static int ack_send_unfinalized(const struct p3_md *md, uint64_t link)
 {
-	struct p3_defer d;
-	struct p3_md *md;
-	struct p3_evinfo ei;
-
-	p3_defer_init(&d);
-	p3_lib_lock(lib);
-	md = p3_obj_lookup_locked(&lib->lib_mds, mdh);
-	/* An MD unlinked meanwhile waits for nothing: no event. */
-	if (md && p3_md_active(md)) {
-		for (struct p3_msg *s = md->md_acked_sends; s; s = s->msg_sends_next)
-			if (s->msg_ev.ei_link == (uint32_t)link)
-				goto out; /* not finalized: its SEND_END says it */
-		memset(&ei, 0, sizeof(ei));
-		p3_md_threshold_dec_locked(md);
-		ei.ei_initiator = peer;
-		ei.ei_link = ++lib->lib_link;
-		p3_eq_post_locked(lib, md, PTL_EVENT_ACK, &ei, status, &d);
-		p3_md_maybe_unlink_locked(lib, md, ei.ei_link, &d);
-	}
-out:
-	p3_lib_unlock(lib);
-	if (d.df_nev || d.df_nfutex || d.df_nal_wake)
-		p3_defer_run(lib, &d);
+	for (const struct p3_msg *s = md->md_acked_sends; s; s = s->msg_sends_next)
+		if (s->msg_ev.ei_link == (uint32_t)link)
+			return 1;
+	return 0;
 }
 
-void p3_lib_reply_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t mdh,
-		       uint64_t offset, ptl_ni_fail_t status)
+/* The event a lost ACK (kind PTL_EVENT_ACK, link the put's) or a lost REPLY
+ * (PTL_EVENT_REPLY_END, at offset) stands for, posted on mdh with status. */
+static void post_lost(struct p3_lib *lib, ptl_event_kind_t kind, ptl_process_id_t peer,
+		      ptl_handle_md_t mdh, uint64_t link, uint64_t offset, ptl_ni_fail_t status)
 {
 	struct p3_defer d;
 	struct p3_md *md;
@@ -208,19 +191,33 @@ void p3_lib_reply_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_
 	p3_defer_init(&d);
 	p3_lib_lock(lib);
 	md = p3_obj_lookup_locked(&lib->lib_mds, mdh);
-	/* An MD unlinked meanwhile waits for nothing: no event. */
-	if (md && p3_md_active(md)) {
+	/* An MD unlinked meanwhile waits for nothing: no event.  A put not
+	 * finalized yet: its SEND_END says it. */
+	if (md && p3_md_active(md) &&
+	    !(kind == PTL_EVENT_ACK && ack_send_unfinalized(md, link))) {
 		memset(&ei, 0, sizeof(ei));
 		p3_md_threshold_dec_locked(md);
 		ei.ei_initiator = peer;
 		ei.ei_offset = offset;
 		ei.ei_link = ++lib->lib_link;
-		p3_eq_post_locked(lib, md, PTL_EVENT_REPLY_END, &ei, status, &d);
+		p3_eq_post_locked(lib, md, kind, &ei, status, &d);
 		p3_md_maybe_unlink_locked(lib, md, ei.ei_link, &d);
 	}
 	p3_lib_unlock(lib);
 	if (d.df_nev || d.df_nfutex || d.df_nal_wake)
 		p3_defer_run(lib, &d);
+}
+
+void p3_lib_ack_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t mdh,
+		     uint64_t link, ptl_ni_fail_t status)
+{
+	post_lost(lib, PTL_EVENT_ACK, peer, mdh, link, 0, status);
+}
+
+void p3_lib_reply_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t mdh,
+		       uint64_t offset, ptl_ni_fail_t status)
+{
+	post_lost(lib, PTL_EVENT_REPLY_END, peer, mdh, 0, offset, status);
 }
 
 static void p3_parse_reply_locked(struct p3_lib *lib, const struct p3_hdr *hdr,

@@ -44,6 +44,18 @@ build_mpi_prog() {
 	"$MPICH/bin/mpicc" -O2 -o "$TMPD/$1" "$P3_SRCDIR/mpi-adapter/tests/$1.c"
 }
 
+# need_test_prog NAME: exe=mpi-adapter/tests/NAME of the build (a check
+# program), log=a file for its output in $TMPD
+need_test_prog() {
+	exe="$P3_BUILDDIR/mpi-adapter/tests/$1"
+	[ -x "$exe" ] || fail "$exe not built"
+	log="$TMPD/log"
+}
+
+# counter NAME: the first value of the provider counter NAME in $log
+# (printed with FI_PTL3_COUNTERS=1)
+counter() { sed -n "s/.* $1 \([0-9]*\).*/\1/p" "$log" | head -1; }
+
 fail() {
 	echo "FAIL: $*"
 	exit 1

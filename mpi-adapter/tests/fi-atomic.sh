@@ -4,11 +4,7 @@
 # two-process check is fabtests' fi_rdm_atomic in tests/fabtests.sh.
 . "$(dirname "$0")/common.sh"
 need_provider
-exe="$P3_BUILDDIR/mpi-adapter/tests/fi_atomic"
-[ -x "$exe" ] || fail "$exe not built"
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-counter() { sed -n "s/.* $1 \([0-9]*\).*/\1/p" "$log" | head -1; }
+need_test_prog fi_atomic
 for nal in shmem udp; do
 	FI_PROVIDER=ptl3 FI_PROVIDER_PATH="$FI_PTL3_PROVIDER_DIR" FI_PTL3_NAL=$nal \
 		FI_PTL3_COUNTERS=1 timeout 120 "$exe" >"$log" 2>&1 || {

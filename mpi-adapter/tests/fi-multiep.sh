@@ -6,8 +6,7 @@
 # unexpected buffers (long unexpected messages pulled from the sender).
 . "$(dirname "$0")/common.sh"
 need_provider
-exe="$P3_BUILDDIR/mpi-adapter/tests/fi_multiep"
-[ -x "$exe" ] || fail "$exe not built"
+need_test_prog fi_multiep
 for nal in shmem udp; do
 	FI_PROVIDER=ptl3 FI_PROVIDER_PATH="$FI_PTL3_PROVIDER_DIR" FI_PTL3_NAL=$nal \
 		timeout 120 "$exe" || fail "fi_multiep over $nal"

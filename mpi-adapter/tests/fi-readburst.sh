@@ -4,8 +4,7 @@
 # way): with the default EQ and with the smallest one, and over udp.
 . "$(dirname "$0")/common.sh"
 need_provider
-exe="$P3_BUILDDIR/mpi-adapter/tests/fi_readburst"
-[ -x "$exe" ] || fail "$exe not built"
+need_test_prog fi_readburst
 for eq in 32768 1024; do
 	FI_PROVIDER=ptl3 FI_PROVIDER_PATH="$FI_PTL3_PROVIDER_DIR" FI_PTL3_NAL="$TESTNAL" \
 		FI_PTL3_EQ_SIZE=$eq timeout 180 "$exe" --stall 300 --seconds 1.5 ||

@@ -8,10 +8,7 @@
 # without FI_RMA (FI_PTL3_RMA=0).
 . "$(dirname "$0")/common.sh"
 need_provider
-exe="$P3_BUILDDIR/mpi-adapter/tests/fi_selftest"
-[ -x "$exe" ] || fail "$exe not built"
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+need_test_prog fi_selftest
 FI_PROVIDER=ptl3 FI_PROVIDER_PATH="$FI_PTL3_PROVIDER_DIR" FI_PTL3_NAL="$TESTNAL" \
 	FI_PTL3_COUNTERS=1 timeout 120 "$exe" >"$log" 2>&1
 rc=$?
@@ -19,7 +16,6 @@ cat "$log"
 [ "$rc" -eq 0 ] || fail "fi_selftest (default parameters) failed"
 # staged injects complete without an ACK; their slots come back in batched
 # releases (ptl3_release.c), and releases naming no held slot are counted
-counter() { sed -n "s/.* $1 \([0-9]*\).*/\1/p" "$log" | head -1; }
 want=$(sed -n 's/.*expect releases_bad \([0-9]*\).*/\1/p' "$log")
 [ -n "$want" ] || fail "the hostile-release check did not run"
 [ "$(counter releases_bad)" = "$want" ] ||

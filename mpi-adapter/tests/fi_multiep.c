@@ -19,28 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		checks++;                                                                          \
-		if (!(cond)) {                                                                     \
-			failures++;                                                                \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-		}                                                                                  \
-	} while (0)
-
-#define TRY(call)                                                                                  \
-	do {                                                                                       \
-		int rc_ = (int)(call);                                                             \
-		if (rc_ < 0) {                                                                     \
-			printf("FATAL %s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
-			       fi_strerror(-rc_));                                                 \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "fi_test_util.h"
 
 enum { NEP = 3, MAXC = 4096, BIG = 1 << 20 };
 
@@ -280,6 +259,5 @@ int main(void)
 	fi_freeinfo(hints);
 	free(sb);
 	free(rb);
-	printf("%d checks, %d failures\n", checks, failures);
-	return failures ? 1 : 0;
+	return fi_test_report("");
 }

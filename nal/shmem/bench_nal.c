@@ -57,26 +57,6 @@ void p3_lib_finalize(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t statu
 		lib->nrdone++;
 }
 
-void p3_lib_ack_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t mdh,
-		     uint64_t link, ptl_ni_fail_t status)
-{
-	(void)lib;
-	(void)peer;
-	(void)mdh;
-	(void)link;
-	(void)status;
-}
-
-void p3_lib_reply_lost(struct p3_lib *lib, ptl_process_id_t peer, ptl_handle_md_t mdh,
-		       uint64_t offset, ptl_ni_fail_t status)
-{
-	(void)lib;
-	(void)peer;
-	(void)mdh;
-	(void)offset;
-	(void)status;
-}
-
 ptl_process_id_t p3_lib_id(const struct p3_lib *lib)
 {
 	return lib->id;

@@ -361,6 +361,30 @@ static int death_target(int ready_fd)
 		pause(); /* no progress any more: the large send stalls; then SIGKILL */
 }
 
+/* The start of the peer-death initiators: NI up, an EQ, the target ready
+ * (ready_fd), buf (len bytes) bound, and a first 8-byte put the target
+ * reads before it stops progressing; returns once it has. */
+static void death_start(int ready_fd, uint8_t *buf, size_t len, ptl_handle_ni_t *ni,
+                        ptl_handle_eq_t *eq, ptl_handle_md_t *md, ptl_process_id_t *peer)
+{
+	ptl_event_t ev;
+	char c;
+
+	ni_up(ni, peer);
+	CHECK(p_PtlEQAlloc(*ni, 64, PTL_EQ_HANDLER_NONE, eq));
+	if (read(ready_fd, &c, 1) != 1)
+		FAIL("pipe");
+	ptl_md_t d = {.start = buf,
+	              .length = len,
+	              .threshold = PTL_MD_THRESH_INF,
+	              .options = PTL_MD_EVENT_START_DISABLE,
+	              .eq_handle = *eq};
+	CHECK(p_PtlMDBind(*ni, d, PTL_RETAIN, md));
+	CHECK(p_PtlPutRegion(*md, 0, 8, PTL_NO_ACK_REQ, *peer, PT, 0, MATCH, 0, 0));
+	wait_event(*eq, PTL_EVENT_SEND_END, &ev);
+	usleep(400000); /* the target has read it (and our HELLO) and stopped */
+}
+
 static int death_initiator(int ready_fd, int sent_fd)
 {
 	ptl_handle_ni_t ni;
@@ -370,21 +394,8 @@ static int death_initiator(int ready_fd, int sent_fd)
 	ptl_event_t ev;
 	const size_t len = 4 << 20; /* more than a ring holds */
 	uint8_t *buf = calloc(1, len);
-	char c;
 
-	ni_up(&ni, &peer);
-	CHECK(p_PtlEQAlloc(ni, 64, PTL_EQ_HANDLER_NONE, &eq));
-	if (read(ready_fd, &c, 1) != 1)
-		FAIL("pipe");
-	ptl_md_t d = {.start = buf,
-	              .length = len,
-	              .threshold = PTL_MD_THRESH_INF,
-	              .options = PTL_MD_EVENT_START_DISABLE,
-	              .eq_handle = eq};
-	CHECK(p_PtlMDBind(ni, d, PTL_RETAIN, &md));
-	CHECK(p_PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, peer, PT, 0, MATCH, 0, 0));
-	wait_event(eq, PTL_EVENT_SEND_END, &ev);
-	usleep(400000); /* the target has read it (and our HELLO) and stopped */
+	death_start(ready_fd, buf, len, &ni, &eq, &md, &peer);
 	CHECK(p_PtlPut(md, PTL_NO_ACK_REQ, peer, PT, 0, MATCH, 0, 0));
 	if (write(sent_fd, "s", 1) != 1)
 		FAIL("pipe");
@@ -418,22 +429,9 @@ static int answer_initiator(int ready_fd, int sent_fd, int reply)
 	ptl_process_id_t peer;
 	ptl_event_t ev;
 	static uint8_t buf[256];
-	char c;
 	int which;
 
-	ni_up(&ni, &peer);
-	CHECK(p_PtlEQAlloc(ni, 64, PTL_EQ_HANDLER_NONE, &eq));
-	if (read(ready_fd, &c, 1) != 1)
-		FAIL("pipe");
-	ptl_md_t d = {.start = buf,
-	              .length = sizeof(buf),
-	              .threshold = PTL_MD_THRESH_INF,
-	              .options = PTL_MD_EVENT_START_DISABLE,
-	              .eq_handle = eq};
-	CHECK(p_PtlMDBind(ni, d, PTL_RETAIN, &md));
-	CHECK(p_PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, peer, PT, 0, MATCH, 0, 0));
-	wait_event(eq, PTL_EVENT_SEND_END, &ev);
-	usleep(400000); /* the target has read it (and our HELLO) and stopped */
+	death_start(ready_fd, buf, sizeof(buf), &ni, &eq, &md, &peer);
 	if (reply)
 		CHECK(p_PtlGetRegion(md, 0, 64, peer, PT, 0, MATCH, 0));
 	else

@@ -379,3 +379,12 @@ void h_dump(const char *name, struct h_ep *h)
 		h->rx_fail, h->tx_ok, h->tx_fail);
 	rmpp_counters_print(&c, stderr);
 }
+
+int h_run_suite(struct Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

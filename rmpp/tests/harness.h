@@ -70,4 +70,9 @@ uint64_t h_now_us(void);
  * taken in between, however few ephemeral ports are left.  0 if none. */
 uint16_t h_fixed_port(void);
 
+struct Suite; /* check.h */
+/* Run every test of the suite s (check's CK_NORMAL output) and return the
+ * program's exit status: EXIT_SUCCESS when none failed. */
+int h_run_suite(struct Suite *s);
+
 #endif

@@ -268,9 +268,5 @@ int main(void)
 	tcase_add_test(tc, t_rto_estimator);
 	tcase_add_test(tc, t_fake_peer_sack_dsack);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return h_run_suite(s);
 }

@@ -9,9 +9,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 need_root_net
-command -v tcpdump >/dev/null 2>&1 || skip "tcpdump not installed"
-command -v tshark >/dev/null 2>&1 || skip "tshark not installed"
-[ -x "$PTLDUMP" ] || skip "ptldump not built ($PTLDUMP)"
+need_tshark_capture
 WORK=$(mktemp -d /tmp/p3cmp.XXXXXX)
 TAG=$(mktag c)
 bed_create 2

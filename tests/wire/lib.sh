@@ -23,6 +23,14 @@ need_root_net() {
 	fi
 }
 
+# need_tshark_capture: skip (77, with the reason) without what a capture
+# decoded by both ptldump and tshark takes: tcpdump, tshark, a built ptldump
+need_tshark_capture() {
+	command -v tcpdump >/dev/null 2>&1 || skip "tcpdump not installed"
+	command -v tshark >/dev/null 2>&1 || skip "tshark not installed"
+	[ -x "$PTLDUMP" ] || skip "ptldump not built ($PTLDUMP)"
+}
+
 # need_xdp: skip (77, with the reason) unless this build has the xdp link and
 # an AF_XDP endpoint opens on a namespace host's veth here (a 1-host probe bed:
 # rmpp-ref xdp-probe).  A probe failing for any other reason is a failure.

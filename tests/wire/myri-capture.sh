@@ -14,9 +14,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 need_root_net
-command -v tcpdump >/dev/null 2>&1 || skip "tcpdump not installed"
-command -v tshark >/dev/null 2>&1 || skip "tshark not installed"
-[ -x "$PTLDUMP" ] || skip "ptldump not built ($PTLDUMP)"
+need_tshark_capture
 MCPD="$top_builddir/nal/myrinet/mcpd"
 [ -x "$MCPD" ] || { echo "FAIL: $MCPD not built"; exit 1; }
 WORK=$(mktemp -d /tmp/p3myricap.XXXXXX)

@@ -86,15 +86,6 @@ int mcpd_wire_addr(struct mcpd_ep *ep, uint32_t nid, uint32_t pid, struct rmpp_a
 	return 0;
 }
 
-void rmpp_addr_udp(struct rmpp_addr *addr, uint32_t ip_be, uint16_t port_be, uint16_t ep_id)
-{
-	memset(addr, 0, sizeof(*addr));
-	addr->ra_link = RMPP_LINK_UDP;
-	addr->ra_ep = ep_id;
-	addr->u.udp.ip = ip_be;
-	addr->u.udp.port = port_be;
-}
-
 int rmpp_send(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr, size_t hdr_len,
               const struct iovec *iov, size_t niov, uint64_t offset, uint64_t len, void *cookie)
 {

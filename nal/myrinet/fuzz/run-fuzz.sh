@@ -25,8 +25,9 @@ mkdir -p "$work/cmd/corpus" "$work/lib/corpus" "$work/artifacts"
 # shellcheck disable=SC2086
 $CC $FLAGS "$here/fuzz_cmd.c" "$src/mcpd_cmd.c" "$src/mcpd_dma.c" -o "$work/fuzz_cmd"
 # shellcheck disable=SC2086
+# rmpp/config.c: the rmpp address helpers (the rest of rmpp is stubbed)
 $CC $FLAGS "$here/fuzz_lib.c" "$src/mcpd_offload.c" "$src/mcpd_lib.c" "$src/mcpd_cmd.c" \
-	-lpthread -o "$work/fuzz_lib"
+	"$top/rmpp/config.c" -lpthread -o "$work/fuzz_lib"
 cp "$here"/corpus/lib/* "$work/lib/corpus/" # one sequence of typical calls
 run() { # name seconds max_len
 	echo "myrinet fuzz: $1 for $2 s in $work"
