@@ -16,10 +16,9 @@
  * the failure.  A record whose put is not finalized yet is only dropped:
  * rmpp fails that put itself, so its SEND_END carries the failure.
  *
- * Records live on one list per NAL instance under a leaf lock; LIB is
- * called only after the lock is dropped.  The list holds only puts whose
- * ACK is outstanding (a few per peer in MPI traffic), so the scans are
- * short.
+ * Records live in two queues per NAL instance under a leaf lock -- not yet
+ * finalized, finalized; nal/answer_q.h says why -- and LIB is called only
+ * after the lock is dropped.
  *
  * Gets and GetPuts are recorded the same way: their REPLY is a message the
  * target sends later too, and a target that restarts between the request
@@ -32,7 +31,7 @@
 #include <string.h>
 
 struct rnal_ackwait {
-	struct rnal_ackwait *next;
+	struct p3_aq_node node;  /* first: a node is its record */
 	struct rmpp_addr peer;   /* the connection watched */
 	ptl_process_id_t target; /* who owes the ACK */
 	ptl_handle_md_t md;      /* the initiator's MD, echoed in the ACK/REPLY */
@@ -59,25 +58,25 @@ int rnal_ackwait_add(struct rnal *rn, struct p3_msg *msg, const struct p3_hdr *h
 	w->reply = hdr->type != P3_MSG_PUT;
 	w->msg = msg;
 	pthread_mutex_lock(&rn->rn_ack_lock);
-	w->next = rn->rn_ackwait;
-	rn->rn_ackwait = w;
+	p3_aq_append(&rn->rn_ackwait_unsent, &w->node);
 	atomic_fetch_add_explicit(&rn->rn_nackwait, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&rn->rn_ack_lock);
 	return 0;
 }
 
-/* Unlink the first record satisfying match(w, key); NULL if none. */
-static struct rnal_ackwait *take_locked(struct rnal *rn,
+/* Unlink the oldest record of q satisfying match(w, key); NULL if none. */
+static struct rnal_ackwait *take_locked(struct rnal *rn, struct p3_aq *q,
                                         bool (*match)(const struct rnal_ackwait *, const void *),
                                         const void *key)
 {
-	for (struct rnal_ackwait **pp = &rn->rn_ackwait; *pp; pp = &(*pp)->next)
-		if (match(*pp, key)) {
-			struct rnal_ackwait *w = *pp;
-			*pp = w->next;
+	for (struct p3_aq_node *n = q->aq_head; n; n = n->aq_next) {
+		struct rnal_ackwait *w = (struct rnal_ackwait *)n;
+		if (match(w, key)) {
+			p3_aq_unlink(q, n);
 			atomic_fetch_sub_explicit(&rn->rn_nackwait, 1, memory_order_relaxed);
 			return w;
 		}
+	}
 	return NULL;
 }
 
@@ -102,11 +101,10 @@ void rnal_ackwait_sent(struct rnal *rn, struct p3_msg *msg, int status)
 	if (!atomic_load_explicit(&rn->rn_nackwait, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&rn->rn_ack_lock);
-	struct rnal_ackwait *w = take_locked(rn, match_msg, msg);
+	struct rnal_ackwait *w = take_locked(rn, &rn->rn_ackwait_unsent, match_msg, msg);
 	if (w && status == 0) {
 		w->msg = NULL;
-		w->next = rn->rn_ackwait;
-		rn->rn_ackwait = w;
+		p3_aq_append(&rn->rn_ackwait_sent, &w->node);
 		atomic_fetch_add_explicit(&rn->rn_nackwait, 1, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&rn->rn_ack_lock);
@@ -119,7 +117,10 @@ void rnal_ackwait_sent(struct rnal *rn, struct p3_msg *msg, int status)
 void rnal_ackwait_acked(struct rnal *rn, const struct p3_hdr *ack)
 {
 	pthread_mutex_lock(&rn->rn_ack_lock);
-	struct rnal_ackwait *w = take_locked(rn, match_ack, ack);
+	/* an ACK may overtake tx_done: then its record is still unsent */
+	struct rnal_ackwait *w = take_locked(rn, &rn->rn_ackwait_sent, match_ack, ack);
+	if (!w)
+		w = take_locked(rn, &rn->rn_ackwait_unsent, match_ack, ack);
 	pthread_mutex_unlock(&rn->rn_ack_lock);
 	if (!w)
 		return;
@@ -135,15 +136,17 @@ static bool match_peer(const struct rnal_ackwait *w, const void *key)
 
 void rnal_ackwait_peer_gone(struct rnal *rn, const struct rmpp_addr *peer, ptl_ni_fail_t status)
 {
-	struct rnal_ackwait *lost = NULL, *w;
+	struct p3_aq lost = {NULL, NULL};
+	struct rnal_ackwait *w;
 	pthread_mutex_lock(&rn->rn_ack_lock);
-	while ((w = take_locked(rn, match_peer, peer))) {
-		w->next = lost;
-		lost = w;
+	for (int i = 0; i < 2; i++) {
+		struct p3_aq *q = i ? &rn->rn_ackwait_unsent : &rn->rn_ackwait_sent;
+		while ((w = take_locked(rn, q, match_peer, peer)))
+			p3_aq_append(&lost, &w->node);
 	}
 	pthread_mutex_unlock(&rn->rn_ack_lock);
-	while ((w = lost)) {
-		lost = w->next;
+	while ((w = (struct rnal_ackwait *)lost.aq_head)) {
+		p3_aq_unlink(&lost, &w->node);
 		if (!w->msg) {
 			char buf[64];
 			p3_lib_log(rn->rn_lib, 2, "rmpp: the %s %u:%u owed is lost (%s): %s failed",
@@ -161,13 +164,14 @@ void rnal_ackwait_peer_gone(struct rnal *rn, const struct rmpp_addr *peer, ptl_n
 void rnal_ackwait_clear(struct rnal *rn)
 {
 	pthread_mutex_lock(&rn->rn_ack_lock);
-	struct rnal_ackwait *w = rn->rn_ackwait;
-	rn->rn_ackwait = NULL;
+	p3_aq_splice(&rn->rn_ackwait_sent, &rn->rn_ackwait_unsent);
+	struct p3_aq_node *n = rn->rn_ackwait_sent.aq_head;
+	rn->rn_ackwait_sent.aq_head = rn->rn_ackwait_sent.aq_tail = NULL;
 	atomic_store_explicit(&rn->rn_nackwait, 0, memory_order_relaxed);
 	pthread_mutex_unlock(&rn->rn_ack_lock);
-	while (w) {
-		struct rnal_ackwait *n = w->next;
-		free(w);
-		w = n;
+	while (n) {
+		struct p3_aq_node *next = n->aq_next;
+		free(n);
+		n = next;
 	}
 }

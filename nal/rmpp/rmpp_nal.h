@@ -4,6 +4,7 @@
 #ifndef P3_RMPP_NAL_H
 #define P3_RMPP_NAL_H
 
+#include "answer_q.h"
 #include "nal.h"
 #include "rmpp.h"
 
@@ -40,7 +41,9 @@ struct rnal {
 	int rn_stopped;
 	/* puts whose ACK is outstanding (ackwait.c), under a leaf lock */
 	pthread_mutex_t rn_ack_lock;
-	struct rnal_ackwait *rn_ackwait;
+	/* answers owed (ackwait.c, nal/answer_q.h): requests not yet
+	 * finalized, and finalized ones */
+	struct p3_aq rn_ackwait_unsent, rn_ackwait_sent;
 	atomic_uint rn_nackwait;
 	struct rnal *rn_live_next; /* farewell.c: live instances, for exit */
 	pid_t rn_owner;		   /* the process that opened the endpoint */

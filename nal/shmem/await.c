@@ -24,6 +24,9 @@
  * failure (p3_lib_ack_lost / p3_lib_reply_lost).  Bound: the liveness period
  * after the target's death is noticed (its pid gone, or its successor's
  * segment marking the old one closed).
+ *
+ * A peer keeps its records in two queues (nal/answer_q.h says why): requests
+ * not yet handed over (their message still attached) and requests handed over.
  */
 #include "shmem.h"
 
@@ -31,12 +34,14 @@
 #include <stdlib.h>
 
 struct shm_await {
-	struct shm_await *aw_next;
+	struct p3_aq_node aw_node; /* first: a node is its record */
 	struct p3_msg *aw_msg; /* the request until finalized OK, then NULL */
 	ptl_handle_md_t aw_md; /* the initiator's MD, echoed by the answer */
 	uint64_t aw_offset;    /* the put's link / the get's offset: md_offset */
 	int aw_reply;          /* a REPLY is owed (get, GetPut), else an ACK */
 };
+
+#define AW(n) ((struct shm_await *)(n))
 
 int shm_await_add_locked(struct shm_peer *peer, struct p3_msg *msg, const struct p3_hdr *hdr)
 {
@@ -48,37 +53,54 @@ int shm_await_add_locked(struct shm_peer *peer, struct p3_msg *msg, const struct
 	a->aw_md = hdr->md_handle;
 	a->aw_offset = hdr->md_offset;
 	a->aw_reply = hdr->type != P3_MSG_PUT;
-	a->aw_next = peer->pr_await;
-	peer->pr_await = a;
+	p3_aq_append(&peer->pr_await_unsent, &a->aw_node);
 	return 0;
 }
 
+/* The record of a request not yet handed over, unlinked (oldest first). */
 static struct shm_await *take_msg_locked(struct shm_peer *peer, const struct p3_msg *msg)
 {
-	for (struct shm_await **pp = &peer->pr_await; *pp; pp = &(*pp)->aw_next)
-		if ((*pp)->aw_msg == msg) {
-			struct shm_await *a = *pp;
-			*pp = a->aw_next;
-			return a;
+	for (struct p3_aq_node *n = peer->pr_await_unsent.aq_head; n; n = n->aq_next)
+		if (AW(n)->aw_msg == msg) {
+			p3_aq_unlink(&peer->pr_await_unsent, n);
+			return AW(n);
 		}
 	return NULL;
 }
 
 void shm_await_sent_locked(struct shm_peer *peer, struct p3_msg *msg)
 {
-	if (!msg || !peer->pr_await)
+	struct shm_await *a;
+
+	if (!msg || !(a = take_msg_locked(peer, msg)))
 		return;
-	for (struct shm_await *a = peer->pr_await; a; a = a->aw_next)
-		if (a->aw_msg == msg) {
-			a->aw_msg = NULL;
-			return;
-		}
+	a->aw_msg = NULL;
+	p3_aq_append(&peer->pr_await_sent, &a->aw_node);
 }
 
 void shm_await_drop_locked(struct shm_peer *peer, struct p3_msg *msg)
 {
-	if (msg && peer->pr_await)
+	if (msg)
 		free(take_msg_locked(peer, msg));
+}
+
+/* The record an ACK or REPLY answers, unlinked: first among the requests
+ * handed over, then (an answer parsed before its shm_send() returned) among
+ * the others. */
+static struct shm_await *take_answered_locked(struct shm_peer *peer, const struct p3_hdr *hdr)
+{
+	struct p3_aq *qs[2] = {&peer->pr_await_sent, &peer->pr_await_unsent};
+
+	for (int i = 0; i < 2; i++)
+		for (struct p3_aq_node *n = qs[i]->aq_head; n; n = n->aq_next) {
+			struct shm_await *w = AW(n);
+			if (w->aw_reply == (hdr->type == P3_MSG_REPLY) &&
+			    w->aw_md == hdr->md_handle && w->aw_offset == hdr->md_offset) {
+				p3_aq_unlink(qs[i], n);
+				return w;
+			}
+		}
+	return NULL;
 }
 
 void shm_await_answered(struct shm_ni *ni, const struct p3_hdr *hdr)
@@ -89,15 +111,7 @@ void shm_await_answered(struct shm_ni *ni, const struct p3_hdr *hdr)
 	if (!peer)
 		return;
 	pthread_mutex_lock(&peer->pr_lock);
-	for (struct shm_await **pp = &peer->pr_await; *pp; pp = &(*pp)->aw_next) {
-		struct shm_await *w = *pp;
-		if (w->aw_reply == (hdr->type == P3_MSG_REPLY) && w->aw_md == hdr->md_handle &&
-		    w->aw_offset == hdr->md_offset) {
-			*pp = w->aw_next;
-			a = w;
-			break;
-		}
-	}
+	a = take_answered_locked(peer, hdr);
 	if (a)
 		shm_peer_set_busy_locked(ni, peer);
 	pthread_mutex_unlock(&peer->pr_lock);
@@ -106,9 +120,10 @@ void shm_await_answered(struct shm_ni *ni, const struct p3_hdr *hdr)
 
 struct shm_await *shm_await_take_all_locked(struct shm_peer *peer)
 {
-	struct shm_await *all = peer->pr_await;
-
-	peer->pr_await = NULL;
+	/* one list: the handed-over records, then the others */
+	p3_aq_splice(&peer->pr_await_sent, &peer->pr_await_unsent);
+	struct shm_await *all = AW(peer->pr_await_sent.aq_head);
+	peer->pr_await_sent.aq_head = peer->pr_await_sent.aq_tail = NULL;
 	return all;
 }
 
@@ -117,7 +132,7 @@ void shm_await_lost(struct shm_ni *ni, ptl_process_id_t target, struct shm_await
 {
 	while (list) {
 		struct shm_await *a = list;
-		list = a->aw_next;
+		list = AW(a->aw_node.aq_next);
 		/* a record with its message: that send is failed by its own
 		 * path (queue, single-copy wait) and reports there */
 		if (!a->aw_msg && status != PTL_NI_OK) {

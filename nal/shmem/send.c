@@ -75,7 +75,8 @@ struct shm_peer *shm_peer_lookup(struct shm_ni *ni, ptl_process_id_t id, int cre
 void shm_peer_set_busy_locked(struct shm_ni *ni, struct shm_peer *peer)
 {
 	/* answers owed (await.c) keep it busy: its liveness is checked */
-	int busy = peer->pr_q_head != NULL || peer->pr_w_head != NULL || peer->pr_await != NULL;
+	int busy = peer->pr_q_head != NULL || peer->pr_w_head != NULL || peer->pr_await_unsent.aq_head != NULL ||
+	           peer->pr_await_sent.aq_head != NULL;
 
 	if (atomic_load_explicit(&peer->pr_busy, memory_order_relaxed) != busy) {
 		atomic_store(&peer->pr_busy, busy);

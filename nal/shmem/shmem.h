@@ -28,6 +28,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "answer_q.h"
 #include "nal.h"
 #include "ring.h"
 
@@ -357,7 +358,9 @@ struct shm_peer {
 	uint64_t pr_retry_ns;    /* next connect attempt */
 	int pr_need_wake;        /* a record went out since the last doorbell check */
 	int pr_push_denied;      /* process_vm_writev into it failed: no more COOP pushes */
-	struct shm_await *pr_await; /* answers owed by it (await.c) */
+	/* answers owed by it (await.c, nal/answer_q.h): requests not yet
+	 * handed over, and requests handed over (finalized) */
+	struct p3_aq pr_await_unsent, pr_await_sent;
 	_Atomic int pr_busy;     /* queued or awaited work: progress looks here */
 	_Atomic uint64_t pr_ctr[SHM_CTR_COUNT]; /* send-side counters (pr_lock) */
 	struct shm_peer *pr_next_all;           /* ni->ni_peers list (immutable once linked) */
