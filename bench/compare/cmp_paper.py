@@ -168,7 +168,9 @@ HEADER = ["paper stack", "p3stack Portals stack", "paper latency", "ptlbench put
           "COMB PWW availability 100 KB (longest interval)"]
 INTRO = ("The three stacks of Sandia's \"A performance comparison of Myrinet protocol stacks\": "
          "the paper's figures (Myrinet hardware, 2004) beside this run's (the emulated NIC mcpd over "
-         "rmpp/UDP on loopback, and nal/rmpp; two cores shared by both ranks and the NICs). Absolute "
+         "rmpp's ether link between two network-namespace hosts -- rmpp/UDP on loopback in a run "
+         "without root -- and nal/rmpp over the same link; two cores shared by both ranks and the "
+         "NICs, the measured process alone on one). Absolute "
          "figures are not comparable; the findings are about order and shape. A finding whose "
          "figures' spreads overlap is 'inconclusive'. Figures 4-15 show every stack.")
 
