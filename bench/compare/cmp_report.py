@@ -76,8 +76,9 @@ def rounds_note(ctx):
     """How the runs were repeated, for the summary's heading."""
     took = f" The benchmark runs took {ctx.elapsed / 60:.1f} min." if ctx.elapsed else ""
     return (f"Every benchmark ran in {ctx.rounds} rounds over all the stacks in turn (every other round "
-            f"in reverse order, so that a drift of the machine reaches every stack); COMB ran once, each "
-            f"point alternating its own dry and messaging repetitions. A run that failed or timed out "
+            f"in reverse order, so that a drift of the machine reaches every stack); COMB ran once per "
+            f"stack, the stacks shared out over the rounds (so every figure's runs span the whole run), "
+            f"each point alternating its own dry and messaging repetitions. A run that failed or timed out "
             f"was not repeated.{took}")
 
 
