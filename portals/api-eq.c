@@ -174,11 +174,22 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 	int threaded = 1, oversub = 0, oversub_sleep = 0;
 	unsigned int spin_us = UINT_MAX; /* the least budget of the NIs */
 	for (int i = 0; i < s->n; i++) {
-		threaded &= s->nis[i]->ni_thread != 0;
-		oversub |= s->nis[i]->ni_oversub | s->nis[i]->ni_spin_yield;
-		oversub_sleep |= s->nis[i]->ni_oversub_sleep;
-		if (s->nis[i]->ni_spin_us < spin_us)
-			spin_us = s->nis[i]->ni_spin_us;
+		struct p3_api_ni *ni = s->nis[i];
+		unsigned int ni_spin_us = ni->ni_spin_us;
+		int ni_yield = ni->ni_spin_yield;
+		/* asked anew: the answer follows the placement (offload: where
+		 * this process and its NIC may run, which a launcher or the
+		 * program may change after PtlNIInit) */
+		if (ni->ni_if->wait_policy) {
+			ni_spin_us = P3_SPIN_US;
+			ni_yield = 0;
+			ni->ni_if->wait_policy(ni->ni_lib, &ni_spin_us, &ni_yield);
+		}
+		threaded &= ni->ni_thread != 0;
+		oversub |= ni->ni_oversub | ni_yield;
+		oversub_sleep |= ni->ni_oversub_sleep;
+		if (ni_spin_us < spin_us)
+			spin_us = ni_spin_us;
 	}
 	unsigned int spins = 0;
 	now = start;

@@ -306,12 +306,18 @@ static uint64_t pass(struct rmpp_ep *ep)
 {
 	ep_clock(ep);
 	if (ep->timer_armed_wanted) {
-		/* the caller polls rmpp_ep_fd(): consume what made it readable */
+		/* the caller polls rmpp_ep_fd(): consume what made it readable,
+		 * and only what can have: the timerfd once its deadline passed,
+		 * the eventfd after rmpp_wakeup.  Reading both in every pass
+		 * (mcpd makes one per frame and per command) was two system
+		 * calls returning EAGAIN per pass. */
 		uint64_t v;
-		if (read(ep->timer_fd, &v, sizeof(v)) == sizeof(v))
+		if (ep->timer_armed_at && rmpp_now_us() >= ep->timer_armed_at &&
+		    read(ep->timer_fd, &v, sizeof(v)) == sizeof(v))
 			ep->timer_armed_at = 0;
-		if (read(ep->wake_fd, &v, sizeof(v)) < 0) {
-			/* nothing pending */
+		if (atomic_exchange(&ep->wake_posted, false) &&
+		    read(ep->wake_fd, &v, sizeof(v)) < 0) {
+			/* taken by a thread blocked in rmpp_progress */
 		}
 	}
 	if (ep->link.aux_fd >= 0 && ep->now - ep->aux_polled_at >= 1000) {
@@ -459,6 +465,7 @@ void rmpp_wakeup(struct rmpp_ep *ep)
 	if (write(ep->wake_fd, &one, sizeof(one)) < 0) {
 		/* counter saturated: a wakeup is pending anyway */
 	}
+	atomic_store(&ep->wake_posted, true); /* after the write: pass() reads it */
 }
 
 int rmpp_ep_fd(struct rmpp_ep *ep)

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -354,6 +355,7 @@ struct rmpp_ep {
 	int timer_fd;
 	bool timer_armed_wanted; /* rmpp_ep_fd() was called */
 	uint64_t timer_armed_at;
+	_Atomic bool wake_posted; /* rmpp_wakeup wrote wake_fd since pass() read it */
 	unsigned depth;       /* nesting of entry points (upcalls) */
 	unsigned blocked;     /* threads blocked in ppoll (lock dropped) */
 	uint64_t upcalls;     /* upcalls run so far (progress returns the delta) */

@@ -57,6 +57,7 @@ static int off_open(const struct p3_lib_open_args *args, struct p3_lib **libp,
 		return rc == -EADDRINUSE || rc == -EINVAL ? PTL_PID_INVALID : PTL_FAIL;
 	}
 	o->spin = off_spin_policy(o);
+	o->spin_at = off_now_ns();
 	o->spin_us = off_spin_budget_us();
 	struct myri_cmd cmd;
 	struct myri_evt e = {0};
@@ -148,6 +149,7 @@ static int off_progress(struct p3_lib *lib, int timeout_ms)
 			last = t;
 			off_nic_gone(o);
 		}
+		off_spin_refresh(o, t);
 		return PTL_OK;
 	}
 	if (!atomic_load(&o->h->nic_dead))
@@ -161,11 +163,13 @@ static int off_progress(struct p3_lib *lib, int timeout_ms)
 static void off_wait_policy(struct p3_lib *lib, unsigned int *spin_us, int *yield)
 {
 	struct myri_off *o = OFF(lib);
-	if (o->spin == MYRI_SPIN_NONE)
+	off_spin_refresh(o, off_now_ns());
+	enum myri_spin spin = o->spin;
+	if (spin == MYRI_SPIN_NONE)
 		*spin_us = 0;
-	else if (o->spin == MYRI_SPIN)
+	else if (spin == MYRI_SPIN)
 		*spin_us = o->spin_us;
-	*yield = o->spin == MYRI_SPIN_YIELD;
+	*yield = spin == MYRI_SPIN_YIELD;
 }
 
 static int off_progress_thread(struct p3_lib *lib)

@@ -27,6 +27,11 @@
  * alternated runs, load 17-20). */
 #define OFF_EQ_SPIN_US 20
 
+/* How often a host that polls or waits looks again at where it and its NIC
+ * may run (cpu_share.c): a process pinned after PtlNIInit (COMB pins its
+ * ranks after MPI_Init) gets the policy of its final placement. */
+#define OFF_POLICY_REFRESH_NS 100000000ull
+
 /* Registration entries an MD holds. */
 struct off_run {
 	uint32_t first, n;
@@ -66,7 +71,8 @@ struct myri_off {
 	struct off_eq *eqs;      /* by EQ index, limits.max_eqs */
 	uint32_t neqs;
 	_Atomic int nhandlers;
-	enum myri_spin spin;  /* waits: from where the NIC runs (cpu_share.c) */
+	_Atomic enum myri_spin spin; /* waits: from where the NIC runs (cpu_share.c) */
+	_Atomic uint64_t spin_at;    /* when spin was decided (off_now_ns) */
 	unsigned int spin_us; /* MYRI_SPIN: the EQ waits' budget (P3_MYRI_SPIN_US) */
 };
 
@@ -81,6 +87,8 @@ enum myri_spin off_spin_policy(const struct myri_off *o);
 /* An EQ wait's spin when the NIC runs on other cores: P3_MYRI_SPIN_US or
  * OFF_EQ_SPIN_US. */
 unsigned int off_spin_budget_us(void);
+/* o->spin decided again when it is older than OFF_POLICY_REFRESH_NS. */
+void off_spin_refresh(struct myri_off *o, uint64_t now_ns);
 uint64_t off_now_ns(void);
 int off_nic_gone(struct myri_off *o);
 void off_wait_interrupt(struct myri_off *o, int timeout_ms);

@@ -79,6 +79,15 @@ enum myri_spin off_spin_policy(const struct myri_off *o)
 	return myri_spin_policy((pid_t)o->h->nic_ospid);
 }
 
+void off_spin_refresh(struct myri_off *o, uint64_t now_ns)
+{
+	uint64_t at = atomic_load_explicit(&o->spin_at, memory_order_relaxed);
+	if (now_ns - at < OFF_POLICY_REFRESH_NS ||
+	    !atomic_compare_exchange_strong(&o->spin_at, &at, now_ns))
+		return;
+	atomic_store_explicit(&o->spin, off_spin_policy(o), memory_order_relaxed);
+}
+
 unsigned int off_spin_budget_us(void)
 {
 	const char *e = getenv("P3_MYRI_SPIN_US");

@@ -27,6 +27,7 @@
 
 #define MCPD_DEFAULT_BASE_PORT 23000
 #define MCPD_DEFAULT_SPIN_US   50
+#define MCPD_SPIN_REFRESH_US   100000
 
 static struct mcpd *g_nic;
 
@@ -232,6 +233,12 @@ static int poll_all(struct mcpd *nic)
 	if (t - nic->wires_all_at >= 1000) {
 		nic->wires_all_at = t;
 		all = 1;
+	}
+	/* hosts may be pinned after they attached (COMB pins its ranks after
+	 * MPI_Init): the spin follows their placement within 0.1 s */
+	if (t - nic->spin_at >= MCPD_SPIN_REFRESH_US) {
+		nic->spin_at = t;
+		spin_update(nic);
 	}
 	for (struct mcpd_ep *ep = nic->eps; ep; ep = ep->next) {
 		int w = mcpd_ep_flush_events(ep);

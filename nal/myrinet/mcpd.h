@@ -109,6 +109,7 @@ struct mcpd {
 	int spin_auto;         /* spin_us not given: 0 when the hosts cover our CPUs */
 	unsigned spin_eff;     /* the spin of the event loop now (spin_update) */
 	uint64_t wires_all_at; /* when every wire last got a pass (mcpd.c) */
+	uint64_t spin_at;      /* when spin_eff was last decided (mcpd.c) */
 	struct mcpd_ep *eps;
 	struct mcpd_stats stats;
 	volatile int stop;
