@@ -72,6 +72,17 @@ def summary_table(ctx, stacks):
     return hdr, body
 
 
+def bed_note(ctx):
+    """The links of the two-host bed, for the report's header ('' if unknown)."""
+    mtu = getattr(ctx, "bed_mtu", None)
+    if not mtu:
+        return ""
+    return (f"Raw-Ethernet stacks (ether, xdp, the emulated NICs' wire) run between two network-namespace "
+            f"hosts joined by veth links and a bridge of MTU {mtu}; every stack in that bed (and ptlbench's "
+            f"raw-UDP reference there) gets the same links. The udp and shared-memory stacks run on one host "
+            f"(loopback, MTU 65536).")
+
+
 def rounds_note(ctx):
     """How the runs were repeated, for the summary's heading."""
     took = f" The benchmark runs took {ctx.elapsed / 60:.1f} min." if ctx.elapsed else ""
@@ -101,7 +112,7 @@ def write_reports(ctx, stacks, figs_done, figs_missing):
             "drift_warning": drift_warning(ctx),
             "commtest_stopped": ctx.commtest_stops,
             "osu_fidelity": ctx.fidelity,
-            "rounds": ctx.rounds, "elapsed_s": ctx.elapsed,
+            "rounds": ctx.rounds, "elapsed_s": ctx.elapsed, "bed_mtu": getattr(ctx, "bed_mtu", None),
             "comb_not_published": [{"stack": a, "method": b, "size": c, "interval": d, "cause": e}
                                    for a, b, c, d, e in ctx.comb_flags],
             "comb_validation": ({"status": ctx.validation[0], "output": ctx.validation[1]}
@@ -116,6 +127,8 @@ def write_reports(ctx, stacks, figs_done, figs_missing):
     drift = drift_warning(ctx)
     md = ["# p3stack stack comparison", "",
           f"host `{ctx.host}`, {ctx.date}, commit `{ctx.commit}`{' (quick run)' if ctx.quick else ''}", ""]
+    if bed_note(ctx):
+        md += [bed_note(ctx), ""]
     if drift:
         md += [f"**Warning: {drift}**", ""]
     md += ["## Machine state", "", "| probe | flag ping-pong one way (ns): median (min-max) | "
@@ -177,6 +190,8 @@ def write_reports(ctx, stacks, figs_done, figs_missing):
          "</head><body>", "<h1>p3stack stack comparison</h1>",
          f"<p>host {html.escape(ctx.host)}, {ctx.date}, commit {html.escape(ctx.commit)}"
          f"{' (quick run)' if ctx.quick else ''}</p>"]
+    if bed_note(ctx):
+        h.append(f"<p>{html.escape(bed_note(ctx))}</p>")
     if drift:
         h.append(f"<p class='warn'><b>Warning: {html.escape(drift)}</b></p>")
     h.append("<h2>Machine state</h2><table><tr><th>probe</th><th>flag ping-pong one way (ns)</th>"
