@@ -107,12 +107,15 @@ struct p3_hdr {
 	uint64_t payload_len;
 	uint64_t md_offset;
 	ptl_handle_md_t md_handle;
-	uint32_t flags; /* P3_HDR_F_*; 0 but in a failed REPLY */
+	uint32_t flags; /* P3_HDR_F_*; 0 but in a failed REPLY or ACK */
 };
 
 /* p3_hdr.flags.  P3_HDR_F_FAIL: a REPLY (mlength and payload 0) saying the
- * target could not complete the get or getput (an offloading NIC's DMA of
- * the target MD failed): the initiator's REPLY_END carries PTL_NI_FAIL. */
+ * target could not complete the get or getput (the NAL could not read the
+ * target MD -- a NIC's DMA of it failed -- or an offloading NIC's GetPut
+ * swap failed): the initiator's REPLY_END carries PTL_NI_FAIL.  In an ACK
+ * (mlength 0): the put's data could not be placed in the target MD (its
+ * PUT_END failed with PTL_NI_FAIL): the initiator's ACK carries PTL_NI_FAIL. */
 #define P3_HDR_F_FAIL 1u
 
 /* Wire form of p3_hdr: P3_HDR_WIRE_LEN bytes, network byte order, first byte
@@ -241,6 +244,14 @@ void p3_lib_count_drop(struct p3_lib *lib, uint64_t len);
  * a receive, the data is in place.  status is PTL_NI_OK or a PTL_NI_* failure
  * kind (the END event carries it). */
 void p3_lib_finalize(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t status);
+
+/* The NAL took msg in send() but could not send it (the NIC rejected the
+ * command: a DMA of the source MD faulted, ...).  Like p3_lib_finalize(msg,
+ * PTL_NI_FAIL), except for a REPLY: the initiator waits for that, so it is
+ * sent again without data and with P3_HDR_F_FAIL (its REPLY_END fails; this
+ * side's GET_END / GETPUT_END says PTL_NI_FAIL); a reply that already went
+ * that way is finalized.  LIB does the same when send() returns an error. */
+void p3_lib_send_failed(struct p3_lib *lib, struct p3_msg *msg);
 
 /* 1 if the calling thread is LIB's progress thread of this NI (the
  * interrupt handler in PTL_PROGRESS=interrupt), 0 otherwise. */

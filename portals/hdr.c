@@ -12,15 +12,15 @@
  *     8   4  src.pid           72   8  mlength
  *    12   4  dst.nid           80   8  payload_len
  *    16   4  dst.pid           88   8  md_offset
- *    20   4  src_uid           96   4  flags (P3_HDR_F_FAIL in a REPLY, else 0)
+ *    20   4  src_uid           96   4  flags (P3_HDR_F_FAIL in a REPLY or ACK, else 0)
  *    24   4  src_jid          100   4  reserved (0)
  *    28   4  pt_index
  *    32   4  ac_index
  *    36   4  md_handle
  *
  * p3_hdr_unpack validates every field it can without LIB state: version,
- * type, reserved bytes zero, flags only P3_HDR_F_FAIL and only in a REPLY
- * without data, payload_len consistent with the type, mlength not above
+ * type, reserved bytes zero, flags only P3_HDR_F_FAIL and only in a REPLY or
+ * ACK without data, payload_len consistent with the type, mlength not above
  * rlength where both are meaningful.  It is a fuzz target.
  */
 #include "p3.h"
@@ -118,8 +118,9 @@ int p3_hdr_unpack(const uint8_t *w, size_t len, struct p3_hdr *h)
 	h->payload_len = p3_get64(w + 80);
 	h->md_offset = p3_get64(w + 88);
 	h->flags = p3_get32(w + 96);
-	if (h->flags != 0 && (h->flags != P3_HDR_F_FAIL || h->type != P3_MSG_REPLY ||
-	                      h->mlength != 0 || h->payload_len != 0))
+	if (h->flags != 0 &&
+	    (h->flags != P3_HDR_F_FAIL || (h->type != P3_MSG_REPLY && h->type != P3_MSG_ACK) ||
+	     h->mlength != 0 || h->payload_len != 0))
 		return -1;
 
 	switch (h->type) {

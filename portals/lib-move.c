@@ -29,7 +29,7 @@ void p3_lib_send(struct p3_lib *lib, struct p3_msg *msg, const struct iovec *iov
 		p3_lib_log(lib, 2, "send of %s to %u:%u failed: %s",
 			   p3_msg_type_name(msg->msg_hdr.type), (unsigned)msg->msg_hdr.dst.nid,
 			   (unsigned)msg->msg_hdr.dst.pid, strerror(-rc));
-		p3_lib_finalize(lib, msg, PTL_NI_FAIL);
+		p3_lib_send_failed(lib, msg);
 	}
 }
 

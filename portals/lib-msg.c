@@ -42,6 +42,7 @@ struct p3_msg *p3_msg_alloc_locked(struct p3_lib *lib)
 	msg->msg_buf = NULL;
 	msg->msg_on_sends = 0;
 	msg->msg_ack_parked = 0;
+	msg->msg_ack_fail = PTL_NI_OK;
 	msg->msg_failed = 0;
 	if (++lib->lib_sr[PTL_SR_MSGS_INFLIGHT] > lib->lib_sr[PTL_SR_MSGS_MAX])
 		lib->lib_sr[PTL_SR_MSGS_MAX] = lib->lib_sr[PTL_SR_MSGS_INFLIGHT];
@@ -126,14 +127,18 @@ void p3_md_op_end_locked(struct p3_lib *lib, struct p3_md *md, ptl_event_kind_t 
 	p3_md_maybe_unlink_locked(lib, md, ei->ei_link, d);
 }
 
-/* Target of a put: data is in place.  Ack (if wanted), then PUT_END. */
+/* Target of a put: data is in place.  Ack (if wanted), then PUT_END.  Data
+ * the NAL could not place (PTL_NI_FAIL: a NIC's DMA into the MD faulted) is
+ * acked too, with P3_HDR_F_FAIL and mlength 0: the initiator waits for the
+ * ACK and learns of the failure from it.  A peer gone or an NI closing gets
+ * no ack. */
 static void p3_finalize_put_recv(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t status)
 {
 	struct p3_msg *ack = NULL;
 	struct p3_defer d;
 
 	p3_defer_init(&d);
-	if (status == PTL_NI_OK && msg->msg_peer_md != PTL_MD_NONE &&
+	if ((status == PTL_NI_OK || status == PTL_NI_FAIL) && msg->msg_peer_md != PTL_MD_NONE &&
 	    !atomic_load(&lib->lib_closing)) {
 		p3_lib_lock(lib);
 		ack = p3_msg_alloc_locked(lib);
@@ -152,9 +157,10 @@ static void p3_finalize_put_recv(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_
 			h->match_bits = msg->msg_ev.ei_mbits;
 			h->remote_offset = msg->msg_ev.ei_offset;
 			h->rlength = msg->msg_ev.ei_rlength;
-			h->mlength = msg->msg_ev.ei_mlength;
+			h->mlength = status == PTL_NI_OK ? msg->msg_ev.ei_mlength : 0;
 			h->md_handle = msg->msg_peer_md;
 			h->md_offset = msg->msg_peer_md_offset; /* initiator's link, echoed */
+			h->flags = status == PTL_NI_OK ? 0 : P3_HDR_F_FAIL;
 			ack->msg_state = P3_MS_ACK_SEND;
 			/* 4.5: PUT_END comes after the ack was handed to the NAL. */
 			p3_lib_send(lib, ack, NULL, 0, 0, 0);
@@ -230,6 +236,19 @@ static void p3_finalize_getput_recv(struct p3_lib *lib, struct p3_msg *msg)
 	p3_send_reply(lib, msg, &msg->msg_buf_iov, 1, 0);
 }
 
+void p3_lib_send_failed(struct p3_lib *lib, struct p3_msg *msg)
+{
+	if (msg->msg_state != P3_MS_REPLY_SEND || msg->msg_failed) {
+		p3_lib_finalize(lib, msg, PTL_NI_FAIL);
+		return;
+	}
+	p3_lib_log(lib, 2, "reply to %u:%u could not be sent; a failed reply goes instead",
+		   (unsigned)msg->msg_ev.ei_initiator.nid, (unsigned)msg->msg_ev.ei_initiator.pid);
+	msg->msg_failed = 1;
+	msg->msg_ev.ei_mlength = 0;
+	p3_send_reply(lib, msg, NULL, 0, 0);
+}
+
 void p3_lib_finalize(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t status)
 {
 	struct p3_defer d;
@@ -247,7 +266,8 @@ void p3_lib_finalize(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t statu
 			if (eq && eq->eq_obj.obj_handle == md->md_user.eq_handle && eq->eq_owed)
 				eq->eq_owed--;
 			p3_eq_post_locked(lib, md, PTL_EVENT_SEND_END, &msg->msg_ev, status, &d);
-			p3_eq_post_locked(lib, md, PTL_EVENT_ACK, &msg->msg_ack_ev, PTL_NI_OK, &d);
+			p3_eq_post_locked(lib, md, PTL_EVENT_ACK, &msg->msg_ack_ev,
+					  (ptl_ni_fail_t)msg->msg_ack_fail, &d);
 			md->md_pending--;
 			p3_md_maybe_unlink_locked(lib, md, msg->msg_ack_ev.ei_link, &d);
 		} else {

@@ -138,6 +138,8 @@ static void p3_parse_request_locked(struct p3_lib *lib, const struct p3_hdr *hdr
 static void p3_parse_ack_locked(struct p3_lib *lib, const struct p3_hdr *hdr, struct p3_defer *d)
 {
 	struct p3_md *md = p3_obj_lookup_locked(&lib->lib_mds, hdr->md_handle);
+	/* P3_HDR_F_FAIL: the target could not place the data */
+	ptl_ni_fail_t fail = (hdr->flags & P3_HDR_F_FAIL) ? PTL_NI_FAIL : PTL_NI_OK;
 	struct p3_evinfo ei;
 
 	if (!md || !p3_md_active(md)) {
@@ -162,11 +164,12 @@ static void p3_parse_ack_locked(struct p3_lib *lib, const struct p3_hdr *hdr, st
 	for (struct p3_msg *s = md->md_acked_sends; s; s = s->msg_sends_next) {
 		if (s->msg_ev.ei_link == (uint32_t)hdr->md_offset && !s->msg_ack_parked) {
 			s->msg_ack_ev = ei;
+			s->msg_ack_fail = (uint8_t)fail;
 			s->msg_ack_parked = 1;
 			return;
 		}
 	}
-	p3_eq_post_locked(lib, md, PTL_EVENT_ACK, &ei, PTL_NI_OK, d);
+	p3_eq_post_locked(lib, md, PTL_EVENT_ACK, &ei, fail, d);
 	p3_md_maybe_unlink_locked(lib, md, ei.ei_link, d);
 }
 

@@ -168,7 +168,8 @@ struct p3_msg {
 	struct p3_msg *msg_sends_prev;
 	uint8_t msg_on_sends;
 	uint8_t msg_ack_parked;
-	uint8_t msg_failed; /* a reply received with P3_HDR_F_FAIL: REPLY_END fails */
+	uint8_t msg_failed; /* a reply sent or received with P3_HDR_F_FAIL: its END fails */
+	uint8_t msg_ack_fail; /* the parked ACK's ni_fail_type (P3_HDR_F_FAIL: PTL_NI_FAIL) */
 	struct p3_evinfo msg_ack_ev;
 };
 

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #define MYRI_ATTACH_TIMEOUT_MS 5000
+#define MYRI_STOP_FLUSH_MS     2000 /* at detach: the NIC takes the queued commands */
 
 static int nic_connect(struct myri_host *h)
 {
@@ -254,7 +255,8 @@ static int myri_status(void *priv, ptl_sr_index_t reg, ptl_sr_value_t *value)
 	return 0;
 }
 
-/* Detach: the NIC sees the hang-up and drops the endpoint; what is still in
+/* Detach: the NIC takes the commands already queued (an ACK LIB owes a
+ * peer), then sees the hang-up and drops the endpoint; what is still in
  * flight here fails as unlinked. */
 static void myri_stop(void *priv)
 {
@@ -264,6 +266,8 @@ static void myri_stop(void *priv)
 	pthread_mutex_lock(&h->evt_lock);
 	h->stopped = 1;
 	pthread_mutex_unlock(&h->evt_lock);
+	if (h->sock >= 0 && h->seg)
+		myri_io_flush_cmds(h, MYRI_STOP_FLUSH_MS); /* what LIB posted last must go */
 	if (h->sock >= 0) {
 		close(h->sock);
 		h->sock = -1;

@@ -106,7 +106,7 @@ static int slot_alloc(struct myri_host *h, struct p3_msg *msg, uint64_t *token)
 
 /* Take the operation of token out of the table: its msg, or NULL if the
  * token is unknown (already failed by myri_fail_all). */
-static struct p3_msg *slot_take(struct myri_host *h, uint64_t token)
+static struct p3_msg *slot_take(struct myri_host *h, uint64_t token, uint64_t *rx_token)
 {
 	uint32_t s = (uint32_t)token;
 	struct p3_msg *msg = NULL;
@@ -115,6 +115,7 @@ static struct p3_msg *slot_take(struct myri_host *h, uint64_t token)
 		struct myri_slot *sl = &h->slots[s];
 		reg_free(h, sl->reg_first, sl->nreg);
 		msg = sl->msg;
+		*rx_token = sl->rx_token;
 		sl->in_use = 0;
 	}
 	pthread_mutex_unlock(&h->cmd_lock);
@@ -165,6 +166,7 @@ static int post_op_once(struct myri_host *h, struct p3_msg *msg, struct myri_cmd
 	if (rc == 0) {
 		h->slots[s].reg_first = cmd->reg_first;
 		h->slots[s].nreg = cmd->nreg;
+		h->slots[s].rx_token = cmd->op == MYRI_CMD_DELIVER ? cmd->nic_token : 0;
 		rc = cmd_push(h, cmd);
 	}
 	if (rc && s >= 0) {
@@ -260,6 +262,7 @@ static void rx_header(struct myri_host *h, const struct myri_evt *e)
 static void handle_event(struct myri_host *h, const struct myri_evt *e)
 {
 	struct p3_msg *msg;
+	uint64_t rx_token = 0;
 	switch (e->type) {
 	case MYRI_EVT_RX_HDR:
 		rx_header(h, e);
@@ -267,13 +270,22 @@ static void handle_event(struct myri_host *h, const struct myri_evt *e)
 	case MYRI_EVT_REJECT:
 		p3_lib_log(h->lib, 1, "myrinet: the NIC rejected a command: %s",
 		           strerror(-e->status));
-		__attribute__((fallthrough)); /* the operation fails */
+		if ((msg = slot_take(h, e->token, &rx_token)) == NULL)
+			break;
+		if (rx_token) {
+			/* a rejected DELIVER leaves the message unanswered, and the
+			 * NIC shows the next one only after it: drop it */
+			struct myri_cmd d = {.op = MYRI_CMD_DISCARD, .nic_token = rx_token};
+			myri_io_post_cmd(h, &d);
+		}
+		/* nothing of it left (e.g. its DMA faulted): a reply goes again
+		 * without data, saying so -- its initiator waits for it */
+		p3_lib_send_failed(h->lib, msg);
+		break;
 	case MYRI_EVT_TX_DONE:
 	case MYRI_EVT_RX_DONE:
-		if ((msg = slot_take(h, e->token)) != NULL)
-			p3_lib_finalize(h->lib, msg,
-			                e->type == MYRI_EVT_REJECT ? PTL_NI_FAIL
-			                                           : p3_nal_fail_kind(e->status));
+		if ((msg = slot_take(h, e->token, &rx_token)) != NULL)
+			p3_lib_finalize(h->lib, msg, p3_nal_fail_kind(e->status));
 		break;
 	default:
 		p3_lib_log(h->lib, 1, "myrinet: unknown event type %u ignored", e->type);
@@ -412,6 +424,32 @@ void myri_io_wait(struct myri_host *h, int timeout_ms)
 void myri_io_check_nic(struct myri_host *h)
 {
 	check_nic(h);
+}
+
+/* Before the detach: wait (at most timeout_ms) until the NIC has taken
+ * every command posted, ringing it if it sleeps.  It drops an endpoint as
+ * soon as it sees the hang-up, so a command still queued then -- the ACK
+ * LIB owes a peer for a put that just arrived, the last put's SEND -- would
+ * be lost and the peer would wait for it forever.  A command is taken
+ * (head moved) before it runs, but it runs in the same pass, before the
+ * NIC looks at the connection again. */
+void myri_io_flush_cmds(struct myri_host *h, int timeout_ms)
+{
+	uint64_t t0 = now_ns();
+	struct myri_ring_idx *q = &h->seg->cmdq;
+	while (atomic_load(&q->head) != atomic_load(&q->tail) && !atomic_load(&h->nic_dead)) {
+		if (now_ns() - t0 > (uint64_t)timeout_ms * 1000000u) {
+			p3_lib_log(h->lib, 1, "myrinet: the NIC did not take the last commands");
+			return;
+		}
+		uint64_t one = 1;
+		if (atomic_load(&h->seg->nic_sleeping) &&
+		    write(h->doorbell_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			return;
+		struct timespec d = {0, 50000};
+		nanosleep(&d, NULL);
+		check_nic(h);
+	}
 }
 
 /* A command without a completion (no slot, no registration). */

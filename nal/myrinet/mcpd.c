@@ -30,6 +30,11 @@
 #define MCPD_SPIN_REFRESH_US   100000
 
 static struct mcpd *g_nic;
+/* SIGTERM and SIGINT are blocked but inside epoll_pwait (with this mask):
+ * a signal landing between the loop's stop check and a blocking wait would
+ * otherwise be lost until the next wake-up (ptlrun then waited 2 s and sent
+ * SIGKILL). */
+static sigset_t g_wait_mask;
 
 static void on_signal(int sig)
 {
@@ -293,7 +298,7 @@ static void handle_ready(struct mcpd *nic, struct mcpd_tag *t, uint32_t events)
 static int take_ready(struct mcpd *nic, int timeout_ms)
 {
 	struct epoll_event evs[32];
-	int n = epoll_wait(nic->epoll_fd, evs, 32, timeout_ms);
+	int n = epoll_pwait(nic->epoll_fd, evs, 32, timeout_ms, &g_wait_mask);
 	/* accepting may detach endpoints (reap_hung): the other events of
 	 * the batch, which may point at them, go first */
 	int listen_ready = 0;
@@ -329,7 +334,9 @@ static void run(struct mcpd *nic)
 		if (pending <= 0)
 			take_ready(nic, pending < 0 ? 1 : -1);
 		set_sleeping(nic, 0);
-		reap_dead(nic);
+		/* no reap here: a host that rang and hung up at once (its last
+		 * command: an ACK, a barrier put its peer waits for) has that
+		 * command run by the next pass, which reaps it afterwards */
 		last_work = now_us();
 	}
 }
@@ -486,6 +493,13 @@ int main(int argc, char **argv)
 	nic.spin_eff = nic.spin_us;
 	g_nic = &nic;
 	struct sigaction sa = {.sa_handler = on_signal};
+	sigset_t stop_sigs;
+	sigemptyset(&stop_sigs);
+	sigaddset(&stop_sigs, SIGTERM);
+	sigaddset(&stop_sigs, SIGINT);
+	sigprocmask(SIG_BLOCK, &stop_sigs, &g_wait_mask); /* delivered in take_ready only */
+	sigdelset(&g_wait_mask, SIGTERM);
+	sigdelset(&g_wait_mask, SIGINT);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

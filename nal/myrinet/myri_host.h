@@ -18,6 +18,7 @@ struct myri_slot {
 	struct p3_msg *msg;
 	uint32_t gen;
 	uint32_t reg_first, nreg;
+	uint64_t rx_token; /* a DELIVER's message: DISCARDed if the NIC rejects it */
 	int in_use;
 };
 
@@ -80,6 +81,7 @@ int myri_io_drain(struct myri_host *h);
 void myri_io_wait(struct myri_host *h, int timeout_ms);
 void myri_io_check_nic(struct myri_host *h);
 int myri_io_post_cmd(struct myri_host *h, const struct myri_cmd *cmd);
+void myri_io_flush_cmds(struct myri_host *h, int timeout_ms);
 
 /* host_intr.c */
 int myri_intr_init(struct myri_host *h, const struct p3_nal_init_args *args,

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ struct ep {
 	struct myri_seg *seg;
 	uint8_t *arena; /* offload endpoints only */
 	uint32_t nid, pid;
+	pid_t nic; /* the NIC's process (attach reply) */
 };
 
 /* arena: a segment with the EQ-ring arena (offload) or without. */
@@ -97,6 +99,7 @@ static int ep_attach_seg(struct ep *e, uint32_t pid, int arena)
 	prctl(PR_SET_PTRACER, (unsigned long)rep.nic_ospid, 0, 0, 0);
 	e->nid = rep.nid;
 	e->pid = rep.pid;
+	e->nic = (pid_t)rep.nic_ospid;
 	return 0;
 }
 
@@ -162,6 +165,41 @@ static void expect(struct ep *e, uint16_t type, uint64_t token, int status, cons
 	      (unsigned long long)token, status);
 }
 
+/* A host that posts a command and hangs up at once (its last ACK, a final
+ * put its peer waits for): the NIC runs what was queued before it drops the
+ * endpoint.  The NIC is held (SIGSTOP) while it sleeps, so that it finds the
+ * doorbell and the hang-up in one wake-up; before, it dropped the endpoint
+ * at once and the send never happened. */
+static void test_hangup_runs_queued(struct ep *to)
+{
+	struct ep h;
+	if (ep_attach(&h, UINT32_MAX) != 0) {
+		CHECK(0, "attach the endpoint that hangs up");
+		return;
+	}
+	struct timespec ms = {0, 1000000};
+	for (int i = 0; i < 2000 && !atomic_load(&h.seg->nic_sleeping); i++)
+		nanosleep(&ms, NULL);
+	struct timespec settle = {0, 20000000}; /* into its epoll wait */
+	nanosleep(&settle, NULL);
+	kill(h.nic, SIGSTOP);
+	struct myri_cmd c = send_cmd(to, 90, 0, 0, 0, 0);
+	c.nreg = 0;
+	push(&h, &c);
+	close(h.sock);
+	nanosleep(&ms, NULL);
+	kill(h.nic, SIGCONT);
+	struct myri_evt rx;
+	int rc = next_event(to, &rx);
+	CHECK(rc == 0 && rx.type == MYRI_EVT_RX_HDR && rx.len == 0,
+	      "a send queued just before its host hung up still goes (event %d type %u)", rc,
+	      rc ? 0 : rx.type);
+	if (rc == 0 && rx.type == MYRI_EVT_RX_HDR) {
+		struct myri_cmd d = {.op = MYRI_CMD_DISCARD, .nic_token = rx.token, .token = 91};
+		push(to, &d);
+	}
+}
+
 /* ---- offload: LIB commands from a hostile host --------------------------- */
 
 static struct myri_cmd lib_cmd(uint32_t lib_op, uint64_t token, const void *args, size_t len)
@@ -214,6 +252,70 @@ static uint32_t md_page(struct ep *o, char *page, uint32_t eq, uint32_t first, u
 	reg(o, first, page, (uint64_t)pg, key);
 	struct myri_evt ev = lib_call(o, md_bind_cmd(token, page, (uint64_t)pg, eq, first, key));
 	return ev.status == PTL_OK ? rep32(&ev, 0) : PTL_INVALID_HANDLE;
+}
+
+/* The events in ring: count[kind][0] PTL_NI_OK, [1] PTL_NI_FAIL. */
+static void ring_count(struct p3_eq_ring *ring, int count[][2])
+{
+	ptl_event_t e;
+	memset(count, 0, (PTL_EVENT_UNLINK + 1) * sizeof(count[0]));
+	while (p3_eq_ring_read(ring, &e) == PTL_OK)
+		if (e.type <= PTL_EVENT_UNLINK && e.ni_fail_type <= PTL_NI_FAIL)
+			count[e.type][e.ni_fail_type == PTL_NI_FAIL]++;
+}
+
+/* A get and a put with ack to ourselves on an MD (pt 5, remotely managed
+ * offsets) over the GetPut's unmapped page: the NIC's DMA of it fails.  The
+ * get's reply must still come, saying so (before, the NIC sent none:
+ * REPLY_END never came), and the put's ACK likewise (before: no ACK). */
+static void test_get_put_dma_fail(struct ep *o, struct p3_eq_ring *ring, uint32_t eq, char *victim,
+                                  uint32_t get_md, uint32_t put_md, const char *reply)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	int n[PTL_EVENT_UNLINK + 1][2];
+	struct myri_lib_me me = {.base = PTL_INVALID_HANDLE,
+	                         .pt = 5,
+	                         .match_nid = PTL_NID_ANY,
+	                         .match_pid = PTL_PID_ANY,
+	                         .unlink = PTL_RETAIN,
+	                         .pos = PTL_INS_AFTER};
+	struct myri_evt ev = lib_call(o, lib_cmd(MYRI_LIB_ME_INSERT, 68, &me, sizeof(me)));
+	reg(o, 304, victim, (uint64_t)pg, 574); /* registered, not mapped */
+	struct myri_lib_md at = {
+	    .md = {.start = (uint64_t)(uintptr_t)victim,
+	           .length = (uint64_t)pg,
+	           .threshold = PTL_MD_THRESH_INF,
+	           .options = PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE,
+	           .eq_handle = eq},
+	    .handle = rep32(&ev, 1),
+	    .unlink = PTL_RETAIN};
+	struct myri_cmd c = lib_cmd(MYRI_LIB_MD_ATTACH, 69, &at, sizeof(at));
+	c.nreg = 1;
+	c.reg_first = 304;
+	c.key = 574;
+	ev = lib_call(o, c);
+	CHECK(ev.status == PTL_OK, "an MD over the unmapped page on pt 5 (%d)", ev.status);
+	struct myri_lib_move mv = {
+	    .md = get_md, .whole = 1, .nid = o->nid, .pid = o->pid, .pt = 5, .remote_offset = 0};
+	ev = lib_call(o, lib_cmd(MYRI_LIB_GET, 66, &mv, sizeof(mv)));
+	CHECK(ev.status == PTL_OK, "GET to ourselves from the unmapped MD (%d)", ev.status);
+	ring_count(ring, n);
+	CHECK(n[PTL_EVENT_REPLY_END][1] == 1 && n[PTL_EVENT_REPLY_END][0] == 0 &&
+	          n[PTL_EVENT_GET_END][1] == 1,
+	      "a get whose DMA failed: REPLY_END and GET_END say PTL_NI_FAIL (%d, %d; %d "
+	      "REPLY_END ok)",
+	      n[PTL_EVENT_REPLY_END][1], n[PTL_EVENT_GET_END][1], n[PTL_EVENT_REPLY_END][0]);
+	CHECK(reply[0] == 0x33 && reply[pg - 1] == 0x33, "nothing landed in the get's MD (%#x)",
+	      reply[0] & 0xff);
+	mv = (struct myri_lib_move){
+	    .md = put_md, .whole = 1, .nid = o->nid, .pid = o->pid, .pt = 5, .ack = PTL_ACK_REQ};
+	ev = lib_call(o, lib_cmd(MYRI_LIB_PUT, 67, &mv, sizeof(mv)));
+	CHECK(ev.status == PTL_OK, "PUT with ack to ourselves into the unmapped MD (%d)",
+	      ev.status);
+	ring_count(ring, n);
+	CHECK(n[PTL_EVENT_ACK][1] == 1 && n[PTL_EVENT_ACK][0] == 0 && n[PTL_EVENT_PUT_END][1] == 1,
+	      "a put whose DMA failed: ACK and PUT_END say PTL_NI_FAIL (%d, %d; %d ACK ok)",
+	      n[PTL_EVENT_ACK][1], n[PTL_EVENT_PUT_END][1], n[PTL_EVENT_ACK][0]);
 }
 
 /* A GetPut whose target MD's memory the host unmapped after registering it:
@@ -280,6 +382,7 @@ static void test_getput_dma_fail(struct ep *o)
 	      reply_fail, getput_fail, reply_ok);
 	CHECK(reply[0] == 0x33 && reply[pg - 1] == 0x33,
 	      "nothing landed in the reply MD (%#x), no zeros", reply[0] & 0xff);
+	test_get_put_dma_fail(o, ring, eq, victim, get_md, put_md, reply);
 	munmap(mem + pg, 2 * (size_t)pg);
 }
 
@@ -526,6 +629,7 @@ int main(void)
 	push(&b, &c);
 	/* b's registration 0 is unset: rejected; a NIC that still works says so */
 	expect(&b, MYRI_EVT_REJECT, 30, -EACCES, "the NIC still serves old endpoints");
+	test_hangup_runs_queued(&b);
 	test_offload(&c2, dst);
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
