@@ -9,10 +9,10 @@
  * On a machine loaded by other work the handoff does not pay: a yield
  * either hands the core to a foreign process for a time slice (a
  * millisecond), or comes straight back to the yielder without the peer
- * having run (the scheduler keeps a rank that used its share off the CPU),
- * and the awaited event comes only after the sleep anyway (measured: 8 of
- * 8,000 handoffs saw their event, 4 ranks on 2 cores at load 20).  There,
- * sleeping at once is best: a sleeper woken by its event preempts.  So
+ * having answered, and the awaited event comes only after the sleep anyway
+ * (measured, 4 ranks on 2 cores at load 20: 8 of 8,000 handoffs saw their
+ * event, most ending in quick yields).  There, sleeping at once is best: a
+ * sleeper woken by its event preempts.  So
  * the handoffs are judged in windows of P3_HANDOFF_WINDOW: fewer than half
  * of a window seeing their event, or one yield taking the whole budget (the
  * core was taken), make the process's waits sleep at once for a back-off
