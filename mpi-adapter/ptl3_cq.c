@@ -137,7 +137,8 @@ static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
 		if (ptl3_params.yield_polls && cq->empty_polls >= ptl3_params.yield_polls) {
 			cq->empty_polls = 0;
 			yield = 1;
-			/* oversubscribed: sleep until an event instead */
+			/* oversubscribed: wait in Portals for an event instead
+			 * (a short yield handoff, then sleep: P3_OVERSUB_WAIT) */
 			if (ptl3_params.block_ms && cq->ep) {
 				yield = 0;
 				ptl3_ep_block_locked(cq->ep, ptl3_params.block_ms);

@@ -353,11 +353,11 @@ static void eq_drain_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq, int unexpect
 }
 
 /* An oversubscribed node (<p3rt/oversub.h>): MPICH found nothing for a run
- * of polls, so sleep in Portals until an event arrives on either queue, at
- * most timeout_ms.  A sleeping rank leaves the core to its peers, and, woken
- * by the event, gets it back ahead of busy processes (sched_yield would
- * hand it to whoever runs next, for a whole time slice).  The domain lock
- * stays held: other threads' calls wait at most timeout_ms. */
+ * of polls, so wait in Portals until an event arrives on either queue, at
+ * most timeout_ms: PtlEQPoll yields the core briefly to the rank sharing it,
+ * then sleeps (P3_OVERSUB_WAIT).  A sleeping rank leaves the core to its
+ * peers, and, woken by the event, gets it back ahead of busy processes.  The
+ * domain lock stays held: other threads' calls wait at most timeout_ms. */
 void ptl3_ep_block_locked(struct ptl3_ep *ep, int timeout_ms)
 {
 	if (!ep || !ep->enabled)

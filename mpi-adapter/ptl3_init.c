@@ -66,8 +66,9 @@ static void get_size(const char *name, size_t *dst, size_t def, size_t min)
 /* MPICH polls the CQ without ever blocking: on an oversubscribed node
  * (more local ranks than CPUs, <p3rt/oversub.h>) a rank that spins holds
  * the core its peer needs, and a 64-byte allreduce on 4 ranks over 2 cores
- * takes milliseconds instead of microseconds.  There, yield after 8 empty
- * reads unless FI_PTL3_YIELD_POLLS says otherwise. */
+ * takes milliseconds instead of microseconds.  There, wait in PtlEQPoll
+ * after 8 empty reads (FI_PTL3_YIELD_POLLS, FI_PTL3_BLOCK_MS): Portals
+ * yields briefly, then sleeps until the event (P3_OVERSUB_WAIT). */
 static int ptl3_oversubscribed(void)
 {
 	struct ptl_oversub os;
@@ -148,8 +149,9 @@ FI_EXT_INI
 			"ranks let their peers run (0: never; default: 8 when the node has more "
 			"local ranks than CPUs (P3_OVERSUBSCRIBED, p3rt/oversub.h), else 0)");
 	fi_param_define(&ptl3_prov, "block_ms", FI_PARAM_INT,
-			"after FI_PTL3_YIELD_POLLS empty CQ reads, sleep in PtlEQPoll until an event or "
-			"this many milliseconds instead of sched_yield() (0: yield; default: 1 on an "
+			"after FI_PTL3_YIELD_POLLS empty CQ reads, wait in PtlEQPoll until an event or "
+			"this many milliseconds instead of sched_yield() (how: P3_OVERSUB_WAIT, by "
+			"default a short sched_yield handoff, then sleep; 0: yield; default: 1 on an "
 			"oversubscribed node, else 0; at most 1000)");
 	fi_param_define(&ptl3_prov, "stage_slots", FI_PARAM_INT,
 			"inject sends in flight that are staged in one region exposed once, not an ME "

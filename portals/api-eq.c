@@ -15,6 +15,8 @@
  */
 #include "api.h"
 
+#include <p3rt/oversub.h>
+
 #include <limits.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -160,55 +162,86 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 	/* Spin phase: cheap latency for the common case.  When every NI has a
 	 * progress thread, the events come from those threads: yield the CPU
 	 * instead of pausing, or a rank pinned to one core starves its own
-	 * progress thread for the whole spin budget; on an oversubscribed node
-	 * (<p3rt/oversub.h>) the peer may wait for this very core: yield too,
-	 * or by default there (P3_OVERSUB_WAIT=sleep) skip the spin after one
-	 * pass: a yielding waiter queues behind every runnable process for a
-	 * time slice, a sleeper woken by its event runs at once.
+	 * progress thread for the whole spin budget.
+	 * On an oversubscribed node (<p3rt/oversub.h>) the peer may wait for
+	 * this very core: yield, and by default (P3_OVERSUB_WAIT=handoff) only
+	 * for the handoff budget (a few us: the rank sharing the core takes its
+	 * turn and answers), then sleep until the event.  Yielding for long
+	 * holds the core against other processes of a loaded machine (a
+	 * yielder queues behind each of them); sleeping at once lets a quiet
+	 * machine's core go idle, and waking an idle virtual CPU costs tens of
+	 * us per message (mpi-adapter/README.md, "Oversubscription").
 	 * In offload the events come from the NIC (mcpd), which may share
 	 * this core: a spin that does not yield holds it off for the whole
 	 * budget (one interrupt per message, +50 us each hop, was measured),
 	 * and on the NIC's only core the wait does not spin (wait_policy).
-	 * The clock is read every
-	 * 16 passes only (a vDSO clock read costs as much as a pass). */
-	int threaded = 1, oversub = 0, oversub_sleep = 0;
+	 * A pausing spin reads the clock every 16 passes only (a vDSO clock
+	 * read costs as much as a pass); a yielding one every pass (the
+	 * system call costs more than the read, and the handoff's budget is
+	 * short). */
+	int threaded = 1, yield = 0, handoff = 0;
 	unsigned int spin_us = UINT_MAX; /* the least budget of the NIs */
 	for (int i = 0; i < s->n; i++) {
 		struct p3_api_ni *ni = s->nis[i];
-		unsigned int ni_spin_us = ni->ni_spin_us;
+		unsigned int budget = ni->ni_spin_us;
 		int ni_yield = ni->ni_spin_yield;
 		/* asked anew: the answer follows the placement (offload: where
 		 * this process and its NIC may run, which a launcher or the
 		 * program may change after PtlNIInit) */
 		if (ni->ni_if->wait_policy) {
-			ni_spin_us = P3_SPIN_US;
+			budget = P3_SPIN_US;
 			ni_yield = 0;
-			ni->ni_if->wait_policy(ni->ni_lib, &ni_spin_us, &ni_yield);
+			ni->ni_if->wait_policy(ni->ni_lib, &budget, &ni_yield);
 		}
 		threaded &= ni->ni_thread != 0;
-		oversub |= ni->ni_oversub | ni_yield;
-		oversub_sleep |= ni->ni_oversub_sleep;
-		if (ni_spin_us < spin_us)
-			spin_us = ni_spin_us;
+		yield |= ni_yield;
+		if (ni->ni_oversub) {
+			yield = 1;
+			if (ni->ni_oversub_wait == PTL_OVERSUB_WAIT_SLEEP) {
+				budget = 0;
+			} else if (ni->ni_oversub_wait == PTL_OVERSUB_WAIT_HANDOFF) {
+				handoff = 1;
+				if (ni->ni_handoff_us < budget)
+					budget = ni->ni_handoff_us;
+			}
+		}
+		if (budget < spin_us)
+			spin_us = budget;
 	}
+	yield |= threaded;
+	if (handoff)
+		spin_us = p3_handoff_budget(spin_us, start);
 	unsigned int spins = 0;
+	int slow_yield = 0;
 	now = start;
 	do {
 		p3_poll_kick(s);
 		rc = p3_poll_check(s, ev, which);
 		if (rc != PTL_EQ_EMPTY)
-			return rc;
+			break;
 		if (timeout_ms == 0)
 			return PTL_EQ_EMPTY;
-		if (oversub_sleep)
+		if (spin_us == 0)
 			break;
-		if (threaded || oversub)
+		uint64_t before = now;
+		spins++;
+		if (yield)
 			sched_yield();
 		else
 			p3_cpu_relax();
-		if ((++spins & 15u) == 0)
+		if (yield || (spins & 15u) == 0)
 			now = p3_now_us();
-	} while (now - start < spin_us && now < deadline);
+		/* one yield took the whole handoff: the core is taken by
+		 * other work (api-handoff.c) */
+		slow_yield = handoff && now - before >= spin_us;
+	} while (!slow_yield && now - start < spin_us && now < deadline);
+	if (handoff && spins)
+		p3_handoff_result(rc != PTL_EQ_EMPTY ? P3_HANDOFF_EVENT
+		                  : slow_yield       ? P3_HANDOFF_SLOW_YIELD
+		                                     : P3_HANDOFF_EXPIRED,
+		                  now);
+	if (rc != PTL_EQ_EMPTY)
+		return rc;
 
 	/* Block phase: never spin for long on a 2-core machine. */
 	p3_poll_waiters(s, 1);

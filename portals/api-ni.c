@@ -204,7 +204,8 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
 	ni->ni_thread = ni->ni_if->progress_thread(ni->ni_lib);
 	struct ptl_oversub os;
 	ni->ni_oversub = ptl_oversub_detect(&os);
-	ni->ni_oversub_sleep = ni->ni_oversub && ptl_oversub_wait_sleeps();
+	ni->ni_oversub_wait = ptl_oversub_wait_policy();
+	ni->ni_handoff_us = ptl_oversub_handoff_us();
 	ni->ni_spin_us = P3_SPIN_US;
 	ni->ni_spin_yield = 0;
 	if (ni->ni_if->wait_policy)

@@ -35,7 +35,8 @@ struct p3_api_ni {
 	struct p3_lib_open_result ni_info;
 	int ni_thread; /* progress thread: API calls do not drive the NAL */
 	int ni_oversub; /* node oversubscribed (<p3rt/oversub.h>): waits yield */
-	int ni_oversub_sleep; /* ... and they sleep at once (P3_OVERSUB_WAIT) */
+	int ni_oversub_wait; /* ... and how (enum ptl_oversub_wait, P3_OVERSUB_WAIT) */
+	unsigned int ni_handoff_us; /* ... the handoff's yield budget (us) */
 	unsigned int ni_spin_us; /* EQ waits spin this long, then block (wait_policy) */
 	int ni_spin_yield; /* ... yielding the CPU (offload: the NIC may share it) */
 	_Atomic int ni_prog_busy; /* app mode: a waiter is blocked in the NAL */
@@ -104,6 +105,18 @@ static inline struct p3_eq_ring *p3_api_eq_ring(ptl_handle_eq_t h, struct p3_api
 
 /* api-eq.c */
 void p3_api_eq_table_free(struct p3_api_ni *ni);
+
+/* api-handoff.c: an oversubscribed node's handoff (P3_OVERSUB_WAIT).  The
+ * yield budget a wait starting at now_us gets: budget_us, or 0 (sleep at
+ * once) while recent handoffs did not pay (a loaded machine). */
+unsigned int p3_handoff_budget(unsigned int budget_us, uint64_t now_us);
+enum p3_handoff_outcome {
+	P3_HANDOFF_EVENT,      /* the event came while yielding */
+	P3_HANDOFF_EXPIRED,    /* the budget ran out in quick yields */
+	P3_HANDOFF_SLOW_YIELD, /* one yield took the whole budget: core taken */
+};
+/* How a handoff ended (it yielded at least once). */
+void p3_handoff_result(enum p3_handoff_outcome outcome, uint64_t now_us);
 
 /* api-ni.c: close one NI completely (PtlNIFini's last reference, PtlFini). */
 void p3_api_ni_close(struct p3_api_ni *ni);

@@ -5,6 +5,7 @@
 #include "harness.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -291,6 +292,55 @@ START_TEST(eq_poll_timeout)
 }
 END_TEST
 
+/* An oversubscribed node (P3_OVERSUBSCRIBED=1, <p3rt/oversub.h>): under
+ * every P3_OVERSUB_WAIT policy, PtlEQWait sees an event another thread
+ * posts later, and PtlEQPoll keeps its timeout.  Six late events in a row
+ * take the handoff past its back-off threshold (portals/api-handoff.c):
+ * the waits that follow sleep at once, and must still wake. */
+START_TEST(eq_oversub_waits)
+{
+	static const char *const policies[] = {"handoff", "sleep", "yield"};
+	setenv("P3_OVERSUBSCRIBED", "1", 1);
+	for (size_t p = 0; p < sizeof(policies) / sizeof(policies[0]); p++) {
+		struct eqenv e;
+		ptl_handle_eq_t eq;
+		ptl_event_t ev;
+		pthread_t th;
+		struct delayed d = {&e, 20};
+		int which;
+		uint64_t t0, dt;
+
+		setenv("P3_OVERSUB_WAIT", policies[p], 1);
+		eqenv_open(&e, _i, PTL_EQ_NONE);
+		H_OK(PtlEQAlloc(e.c.ni, 8, PTL_EQ_HANDLER_NONE, &eq));
+		eqenv_bind(&e, eq);
+		for (int round = 0; round < 6; round++) {
+			t0 = h_now_ms();
+			H_TRUE(pthread_create(&th, NULL, delayed_put, &d) == 0);
+			H_OK(PtlEQWait(eq, &ev));
+			dt = h_now_ms() - t0;
+			pthread_join(th, NULL);
+			H_EVKIND(ev, PTL_EVENT_SEND_START);
+			H_EQ(ev.hdr_data, 5);
+			H_TRUE(dt >= 15);
+			H_OK(PtlEQPoll(&eq, 1, 1000, &ev, &which));
+			H_EVKIND(ev, PTL_EVENT_SEND_END);
+		}
+		t0 = h_now_ms();
+		H_RC(PtlEQPoll(&eq, 1, 50, &ev, &which), PTL_EQ_EMPTY);
+		dt = h_now_ms() - t0;
+		if (dt < 45 || dt > 3000)
+			h_fail(__FILE__, __LINE__,
+			       "P3_OVERSUB_WAIT=%s: PtlEQPoll(timeout 50) returned after %llu ms",
+			       policies[p], (unsigned long long)dt);
+		H_OK(PtlMDUnlink(e.src));
+		e.src = PTL_INVALID_HANDLE;
+		H_OK(PtlEQFree(eq));
+		eqenv_close(&e);
+	}
+}
+END_TEST
+
 /* §7: PtlEQPoll reports which EQ, checking them in array order. */
 START_TEST(eq_poll_which)
 {
@@ -435,6 +485,7 @@ static Suite *suite(void)
 	H_ADD(tc, eq_sequence_wrap);
 	H_ADD(tc, eq_wait_blocks);
 	H_ADD(tc, eq_poll_timeout);
+	H_ADD(tc, eq_oversub_waits);
 	H_ADD(tc, eq_poll_which);
 	H_ADD(tc, eq_poll_size_invalid);
 	H_ADD(tc, eq_handler_once);

@@ -390,7 +390,7 @@ static void print_p3stack_note(void)
         printf("# p3stack ptl3: FI_PTL3_YIELD_POLLS=%s set (%s)\n", yp, what);
     else if (os.oversubscribed)
         printf("# p3stack ptl3: %s (by default: after FI_PTL3_YIELD_POLLS=%d empty polls, "
-               "sleep until an event, FI_PTL3_BLOCK_MS=%d at most)\n",
+               "wait in PtlEQPoll for an event, FI_PTL3_BLOCK_MS=%d at most)\n",
                what, 8, 1);
 }
 

@@ -4,10 +4,11 @@
  * @brief Is this node oversubscribed (more ranks than CPUs they may use)?
  *
  * A p3stack extension.  When it is, the progress engines stop busy-polling:
- * the ptl3 MPI adapter yields the CPU after FI_PTL3_YIELD_POLLS empty
- * completion-queue reads (64 by default then), and the Portals waits
- * (PtlEQWait/PtlEQPoll, the shmem and rmpp progress spins) yield instead of
- * pausing before they block, so the peer a rank waits for gets the core.
+ * the ptl3 MPI adapter waits in PtlEQPoll after FI_PTL3_YIELD_POLLS empty
+ * completion-queue reads, and the Portals waits (PtlEQWait/PtlEQPoll, the
+ * shmem and rmpp progress spins) hand the core off with sched_yield()
+ * briefly and then sleep until their event (P3_OVERSUB_WAIT), so the peer a
+ * rank waits for gets the core.
  *
  * Precedence, strongest first:
  *   1. a per-engine variable set explicitly (FI_PTL3_YIELD_POLLS,
@@ -50,15 +51,41 @@ struct ptl_oversub {
  *  allocation that outlives the call, safe before PtlInit. */
 int ptl_oversub_detect(struct ptl_oversub *o);
 
-/** How waits behave on an oversubscribed node: 1 (P3_OVERSUB_WAIT=sleep,
- *  the default) sleep at once on the event they wait for (PtlEQPoll's spin
- *  phase and the shmem progress spin are skipped; a message's sender wakes
- *  the sleeper), 0 (P3_OVERSUB_WAIT=yield) spin with sched_yield() first, as
- *  before.  A yield leaves the waiter runnable behind every other runnable
- *  process for a time slice, a sleeper woken by its event runs at once: on
- *  a machine that also runs other work, 4 ranks on 2 cores took 5-9x less
- *  time per allreduce sleeping (mpi-adapter/README.md). */
-int ptl_oversub_wait_sleeps(void);
+/** How waits behave on an oversubscribed node (P3_OVERSUB_WAIT). */
+enum ptl_oversub_wait {
+	/** "handoff", the default: spin with sched_yield() for at most
+	 *  ptl_oversub_handoff_us() (time enough for the rank sharing the core
+	 *  to take its turn and answer), then sleep on the event waited for (a
+	 *  message's sender wakes the sleeper: the shmem doorbell futex). */
+	PTL_OVERSUB_WAIT_HANDOFF = 0,
+	/** "sleep": sleep at once (no yield-spin).  A core whose ranks all
+	 *  sleep goes idle, and waking an idle CPU of a virtual machine costs
+	 *  tens of us per message: 66x the 2-rank figure on a quiet machine. */
+	PTL_OVERSUB_WAIT_SLEEP = 1,
+	/** "yield": spin with sched_yield() for the waits' whole spin budget
+	 *  (50 us in PtlEQPoll, P3_SHMEM_SPIN_US in the shmem progress) before
+	 *  sleeping.  A yielding waiter stays runnable behind every other
+	 *  runnable process: slow when other work loads the machine. */
+	PTL_OVERSUB_WAIT_YIELD = 2,
+};
+
+/** The policy P3_OVERSUB_WAIT names (handoff, sleep, yield; unset or
+ *  anything else: handoff). */
+enum ptl_oversub_wait ptl_oversub_wait_policy(void);
+
+/** The handoff's budget in us: P3_OVERSUB_HANDOFF_US (0..100000) if set,
+ *  else PTL_OVERSUB_HANDOFF_US.  The budget is time, not a count of
+ *  yields: a yield that lets another process run a time slice (a loaded
+ *  machine) uses it up at once and the waiter then sleeps, while on a quiet
+ *  machine the yields return within a few us and the waiter keeps its core
+ *  busy instead of letting it go idle. */
+unsigned ptl_oversub_handoff_us(void);
+
+/** PTL_OVERSUB_WAIT_HANDOFF's default budget (us). */
+#define PTL_OVERSUB_HANDOFF_US 20
+
+/** The policy's name ("handoff", "sleep", "yield"). */
+const char *ptl_oversub_wait_name(enum ptl_oversub_wait w);
 
 /** One line for a benchmark header, e.g. "4 local ranks (MPI_LOCALNRANKS)
  *  on 2 CPUs: oversubscribed, waits yield the CPU". */

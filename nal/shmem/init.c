@@ -102,16 +102,29 @@ static int shm_spin_yield(int progress_thread)
 	return progress_thread || ptl_oversub_detect(&o);
 }
 
-/* On an oversubscribed node whose waits sleep (<p3rt/oversub.h>,
- * P3_OVERSUB_WAIT), progress() sleeps on the doorbell at once instead of
- * spinning P3_SHMEM_SPIN_US first, unless that is set. */
-static int shm_oversub_sleeps(void)
+/* progress()'s spin budget on an oversubscribed node (<p3rt/oversub.h>,
+ * P3_OVERSUB_WAIT), unless P3_SHMEM_SPIN_US is set: "sleep" sleeps on the
+ * doorbell at once; "handoff" too when the application's thread drives
+ * progress (its PtlEQPoll/PtlEQWait already yielded for the handoff budget
+ * before it came here: a second spin would double the budget), and a
+ * progress thread yields for the handoff budget itself; "yield" keeps the
+ * configured spin.  Returns the budget in us. */
+static uint32_t shm_oversub_spin_us(uint32_t spin_us, int progress_thread)
 {
 	const char *s = getenv("P3_SHMEM_SPIN_US");
-	if (s && *s)
-		return 0;
 	struct ptl_oversub o;
-	return ptl_oversub_detect(&o) && ptl_oversub_wait_sleeps();
+	if ((s && *s) || !ptl_oversub_detect(&o))
+		return spin_us;
+	switch (ptl_oversub_wait_policy()) {
+	case PTL_OVERSUB_WAIT_SLEEP:
+		return 0;
+	case PTL_OVERSUB_WAIT_YIELD:
+		return spin_us;
+	default:
+		if (!progress_thread)
+			return 0;
+		return ptl_oversub_handoff_us() < spin_us ? ptl_oversub_handoff_us() : spin_us;
+	}
 }
 
 static uint64_t shm_random64(void)
@@ -162,8 +175,7 @@ static int shm_init(struct p3_lib *lib, const struct p3_nal_init_args *args,
 	ni->ni_jid = args->jid == PTL_JID_ANY ? 0 : args->jid;
 	ni->ni_progress_thread = args->progress_thread;
 	ni->ni_spin_yield = shm_spin_yield(args->progress_thread);
-	if (shm_oversub_sleeps())
-		ni->ni_cf.cf_spin_us = 0;
+	ni->ni_cf.cf_spin_us = shm_oversub_spin_us(ni->ni_cf.cf_spin_us, args->progress_thread);
 	ni->ni_ospid = (uint32_t)getpid();
 
 	ni->ni_cma = 0;

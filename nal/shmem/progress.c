@@ -234,9 +234,11 @@ static __attribute__((noinline)) int shm_progress_wait(struct shm_ni *ni, int ti
 
 	/* spin: a bounded number of passes (never indefinitely: 2 cores).
 	 * The clock is read every 32 passes: clock_gettime may cost more than
-	 * a pass (no vDSO fast path on some virtual machines). */
+	 * a pass (no vDSO fast path on some virtual machines); every pass when
+	 * the spin yields (a system call each, and an oversubscribed node's
+	 * handoff budget is a few us: <p3rt/oversub.h>). */
 	for (unsigned int n = 0;; n++) {
-		if ((n & 31) == 0) {
+		if (ni->ni_spin_yield || (n & 31) == 0) {
 			uint64_t now = shm_now_ns();
 			if (now >= spin_end || now >= deadline)
 				break;

@@ -164,30 +164,59 @@ OVERSUB_EXPORT int ptl_oversub_detect(struct ptl_oversub *o)
 	return o->oversubscribed;
 }
 
-OVERSUB_EXPORT int ptl_oversub_wait_sleeps(void)
+OVERSUB_EXPORT enum ptl_oversub_wait ptl_oversub_wait_policy(void)
 {
 	const char *w = getenv("P3_OVERSUB_WAIT");
-	return !(w && !strcmp(w, "yield"));
+	if (w && !strcmp(w, "sleep"))
+		return PTL_OVERSUB_WAIT_SLEEP;
+	if (w && !strcmp(w, "yield"))
+		return PTL_OVERSUB_WAIT_YIELD;
+	return PTL_OVERSUB_WAIT_HANDOFF;
 }
 
-/* The verdict's words; "waits yield" in both oversubscribed forms, which
- * bench/compare's report looks for. */
-static const char *verdict(int oversubscribed)
+OVERSUB_EXPORT unsigned ptl_oversub_handoff_us(void)
 {
+	const char *s = getenv("P3_OVERSUB_HANDOFF_US");
+	if (!s || !*s)
+		return PTL_OVERSUB_HANDOFF_US;
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	return (*end || v > 100000) ? PTL_OVERSUB_HANDOFF_US : (unsigned)v;
+}
+
+OVERSUB_EXPORT const char *ptl_oversub_wait_name(enum ptl_oversub_wait w)
+{
+	return w == PTL_OVERSUB_WAIT_SLEEP   ? "sleep"
+	       : w == PTL_OVERSUB_WAIT_YIELD ? "yield"
+	                                     : "handoff";
+}
+
+/* The verdict's words; "waits yield" in every oversubscribed form, which
+ * bench/compare's report looks for. */
+static void verdict(int oversubscribed, char *buf, size_t len)
+{
+	enum ptl_oversub_wait w = ptl_oversub_wait_policy();
 	if (!oversubscribed)
-		return "not oversubscribed, waits busy-poll";
-	return ptl_oversub_wait_sleeps() ? "oversubscribed, waits yield the CPU (sleeping)"
-	                                 : "oversubscribed, waits yield the CPU (sched_yield)";
+		snprintf(buf, len, "not oversubscribed, waits busy-poll");
+	else if (w == PTL_OVERSUB_WAIT_HANDOFF)
+		snprintf(buf, len,
+		         "oversubscribed, waits yield the CPU (handoff: sched_yield for %u us, "
+		         "then sleep)",
+		         ptl_oversub_handoff_us());
+	else
+		snprintf(buf, len, "oversubscribed, waits yield the CPU (%s)",
+		         w == PTL_OVERSUB_WAIT_SLEEP ? "sleeping" : "sched_yield");
 }
 
 OVERSUB_EXPORT void ptl_oversub_describe(const struct ptl_oversub *o, char *buf, size_t len)
 {
+	char v[96];
+	verdict(o->oversubscribed, v, sizeof(v));
 	if (!strcmp(o->source, "P3_OVERSUBSCRIBED"))
-		snprintf(buf, len, "P3_OVERSUBSCRIBED=%d: %s", o->oversubscribed,
-		         verdict(o->oversubscribed));
+		snprintf(buf, len, "P3_OVERSUBSCRIBED=%d: %s", o->oversubscribed, v);
 	else if (!o->local_ranks)
 		snprintf(buf, len, "local ranks unknown, %u CPUs: waits busy-poll", o->cpus);
 	else
 		snprintf(buf, len, "%u local ranks (%s) on %u CPUs (%s): %s", o->local_ranks,
-		         o->source, o->cpus, o->cpus_source, verdict(o->oversubscribed));
+		         o->source, o->cpus, o->cpus_source, v);
 }

@@ -4,7 +4,8 @@
  * fewer cores: what a perfect communication library (no matching, no
  * protocol, one cache line per message) pays in waits and context switches.
  *
- *   p3-oversub-floor [-n NPROCS] [-w spin|yield|futex] [-i ITERS] [-s SPIN]
+ *   p3-oversub-floor [-n NPROCS] [-w spin|yield|futex|handoff] [-i ITERS] [-s SPIN]
+ *                    [-t HANDOFF_US]
  *
  * NPROCS (a power of two, <= 64) processes forked from this one run ITERS
  * recursive-doubling "allreduces" of one 64-bit word, as MPICH does for
@@ -15,7 +16,10 @@
  *   yield  sched_yield() between checks (a handoff to the co-scheduled
  *          process, never sleeping);
  *   futex  SPIN checks with sched_yield, then FUTEX_WAIT on the slot; a
- *          writer wakes the waiter it finds registered.
+ *          writer wakes the waiter it finds registered;
+ *   handoff checks with sched_yield for HANDOFF_US (20) microseconds, then
+ *          FUTEX_WAIT as futex does: P3_OVERSUB_WAIT=handoff's wait without
+ *          its back-off (portals/api-handoff.c).
  * The sums are checked every iteration.  Prints one line:
  *   "floor: N procs, WAIT: X us per allreduce (ITERS iterations)".
  * Used by mpi-adapter/README.md ("Oversubscription") to show how close to the
@@ -42,7 +46,7 @@
 #define MAX_PROCS 64
 #define MAX_STEPS 6
 
-enum wait_kind { WAIT_SPIN, WAIT_YIELD, WAIT_FUTEX };
+enum wait_kind { WAIT_SPIN, WAIT_YIELD, WAIT_FUTEX, WAIT_HANDOFF };
 
 struct slot {
 	_Atomic uint32_t seq;     /* the iteration this value belongs to (futex word) */
@@ -73,10 +77,12 @@ static double now_us(void)
 
 static void wait_seq(struct slot *s, uint32_t want, enum wait_kind how, int spin)
 {
+	double end = how == WAIT_HANDOFF ? now_us() + spin : 0;
 	for (int i = 0; atomic_load_explicit(&s->seq, memory_order_acquire) != want; i++) {
 		if (how == WAIT_SPIN) {
 			__builtin_ia32_pause();
-		} else if (how == WAIT_YIELD || i < spin) {
+		} else if (how == WAIT_YIELD || (how == WAIT_FUTEX && i < spin) ||
+		           (how == WAIT_HANDOFF && now_us() < end)) {
 			sched_yield();
 		} else {
 			atomic_store(&s->waiting, 1);
@@ -91,7 +97,7 @@ static void post(struct slot *s, uint32_t seq, uint64_t v, enum wait_kind how)
 {
 	s->value = v;
 	atomic_store_explicit(&s->seq, seq, memory_order_release);
-	if (how == WAIT_FUTEX && atomic_load(&s->waiting))
+	if ((how == WAIT_FUTEX || how == WAIT_HANDOFF) && atomic_load(&s->waiting))
 		futex(&s->seq, FUTEX_WAKE, 1);
 }
 
@@ -124,10 +130,10 @@ static void rank_main(struct shared *sh, int rank, int n, int iters, enum wait_k
 
 int main(int argc, char **argv)
 {
-	int n = 4, iters = 20000, spin = 100, opt;
+	int n = 4, iters = 20000, spin = 100, handoff_us = 20, opt;
 	enum wait_kind how = WAIT_YIELD;
-	const char *hows[] = {"spin", "yield", "futex"};
-	while ((opt = getopt(argc, argv, "n:w:i:s:")) != -1) {
+	const char *hows[] = {"spin", "yield", "futex", "handoff"};
+	while ((opt = getopt(argc, argv, "n:w:i:s:t:")) != -1) {
 		switch (opt) {
 		case 'n':
 			n = atoi(optarg);
@@ -138,20 +144,25 @@ int main(int argc, char **argv)
 		case 's':
 			spin = atoi(optarg);
 			break;
+		case 't':
+			handoff_us = atoi(optarg);
+			break;
 		case 'w':
-			how = !strcmp(optarg, "spin")    ? WAIT_SPIN
-			      : !strcmp(optarg, "yield") ? WAIT_YIELD
-			      : !strcmp(optarg, "futex") ? WAIT_FUTEX
-			                                 : (enum wait_kind) - 1;
+			how = !strcmp(optarg, "spin")      ? WAIT_SPIN
+			      : !strcmp(optarg, "yield")   ? WAIT_YIELD
+			      : !strcmp(optarg, "futex")   ? WAIT_FUTEX
+			      : !strcmp(optarg, "handoff") ? WAIT_HANDOFF
+			                                   : (enum wait_kind) - 1;
 			break;
 		default:
 			how = (enum wait_kind) - 1;
 		}
 	}
-	if ((int)how < 0 || n < 2 || n > MAX_PROCS || (n & (n - 1)) || iters < 1 || spin < 0) {
+	if ((int)how < 0 || n < 2 || n > MAX_PROCS || (n & (n - 1)) || iters < 1 || spin < 0 ||
+	    handoff_us < 0) {
 		fprintf(stderr,
-		        "usage: %s [-n 2|4|...|64] [-w spin|yield|futex] [-i ITERS] "
-		        "[-s SPIN]\n",
+		        "usage: %s [-n 2|4|...|64] [-w spin|yield|futex|handoff] [-i ITERS] "
+		        "[-s SPIN] [-t HANDOFF_US]\n",
 		        argv[0]);
 		return 2;
 	}
@@ -165,7 +176,7 @@ int main(int argc, char **argv)
 		if (pids[r] < 0)
 			return 1;
 		if (pids[r] == 0) {
-			rank_main(sh, r, n, iters, how, spin);
+			rank_main(sh, r, n, iters, how, how == WAIT_HANDOFF ? handoff_us : spin);
 			_exit(0);
 		}
 	}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * api-handoff.c - the handoff wait of an oversubscribed node
+ * (<p3rt/oversub.h>, P3_OVERSUB_WAIT=handoff): before it sleeps, an EQ
+ * wait yields the CPU for a few us so that the rank sharing its core takes
+ * its turn and answers; a quiet machine's core then does not go idle
+ * between two messages (waking an idle virtual CPU costs tens of us).
+ *
+ * On a machine loaded by other work the handoff does not pay: a yield
+ * either hands the core to a foreign process for a time slice (a
+ * millisecond), or comes straight back to the yielder without the peer
+ * having answered, and the awaited event comes only after the sleep anyway
+ * (measured, 4 ranks on 2 cores at load 20: 8 of 8,000 handoffs saw their
+ * event, most ending in quick yields).  There, sleeping at once is best: a
+ * sleeper woken by its event preempts.  So
+ * the handoffs are judged in windows of P3_HANDOFF_WINDOW: fewer than half
+ * of a window seeing their event, or one yield taking the whole budget (the
+ * core was taken), make the process's waits sleep at once for a back-off
+ * period: 1 ms, doubling while the window of handoffs that probes after
+ * each period keeps failing, up to 128 ms; a window that pays clears it.
+ * Under load, probing costs a few handoffs every 128 ms; on a quiet
+ * machine the handoffs pay and no wait sleeps at once.  State is per
+ * process (relaxed atomics: threads may race on it harmlessly).
+ */
+#include "api.h"
+
+#define P3_HANDOFF_WINDOW         4u
+#define P3_HANDOFF_BACKOFF_MIN_US 1000u
+#define P3_HANDOFF_BACKOFF_MAX_US 128000u
+
+static _Atomic uint64_t handoff_skip_until_us; /* sleep at once until then */
+static _Atomic uint32_t handoff_backoff_us = P3_HANDOFF_BACKOFF_MIN_US;
+static _Atomic uint32_t handoff_window;    /* handoffs judged in this window */
+static _Atomic uint32_t handoff_window_ok; /* ... that saw their event */
+
+unsigned int p3_handoff_budget(unsigned int budget_us, uint64_t now_us)
+{
+	uint64_t until = atomic_load_explicit(&handoff_skip_until_us, memory_order_relaxed);
+	return now_us < until ? 0 : budget_us;
+}
+
+static void handoff_window_reset(void)
+{
+	atomic_store_explicit(&handoff_window, 0, memory_order_relaxed);
+	atomic_store_explicit(&handoff_window_ok, 0, memory_order_relaxed);
+}
+
+static void handoff_back_off(uint64_t now_us)
+{
+	uint32_t backoff = atomic_load_explicit(&handoff_backoff_us, memory_order_relaxed);
+	handoff_window_reset();
+	atomic_store_explicit(&handoff_skip_until_us, now_us + backoff, memory_order_relaxed);
+	if (backoff < P3_HANDOFF_BACKOFF_MAX_US)
+		atomic_store_explicit(&handoff_backoff_us, backoff * 2, memory_order_relaxed);
+}
+
+void p3_handoff_result(enum p3_handoff_outcome outcome, uint64_t now_us)
+{
+	if (outcome == P3_HANDOFF_SLOW_YIELD) {
+		handoff_back_off(now_us);
+		return;
+	}
+	uint32_t ok = atomic_load_explicit(&handoff_window_ok, memory_order_relaxed);
+	if (outcome == P3_HANDOFF_EVENT)
+		atomic_store_explicit(&handoff_window_ok, ++ok, memory_order_relaxed);
+	uint32_t n = atomic_fetch_add_explicit(&handoff_window, 1, memory_order_relaxed) + 1;
+	if (n < P3_HANDOFF_WINDOW)
+		return;
+	if (2 * ok < n) {
+		handoff_back_off(now_us);
+		return;
+	}
+	handoff_window_reset();
+	if (atomic_load_explicit(&handoff_backoff_us, memory_order_relaxed) !=
+	    P3_HANDOFF_BACKOFF_MIN_US)
+		atomic_store_explicit(&handoff_backoff_us, P3_HANDOFF_BACKOFF_MIN_US,
+		                      memory_order_relaxed);
+}
