@@ -19,9 +19,8 @@
  * once when it holds PTL3_RELEASE_MAX slots (a receiver whose polls always
  * find something), when a slot of another window arrives, when the
  * completion queue has been polled empty a while, and when the endpoint
- * closes.  A sender
- * whose slots are all held does not wait: its injects take the general
- * path (with ACKs) until releases come back.
+ * closes.  A sender whose slots are all held does not wait: its injects
+ * take the general path (with ACKs) until releases come back.
  *
  * The sender frees only slots that are held for the releasing peer; any
  * other bit is counted (releases_bad) and ignored.
