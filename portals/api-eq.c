@@ -180,11 +180,6 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 		if (s->nis[i]->ni_spin_us < spin_us)
 			spin_us = s->nis[i]->ni_spin_us;
 	}
-	/* The first P3_SPIN_NOPAUSE passes do not pause: a pause costs ~80 ns
-	 * on some CPUs (77 ns measured on Zen 4 under KVM, against 20-40 ns
-	 * for an idle pass), and an event arriving during one waits for it to
-	 * end: a ping-pong waits well under that many passes for its answer.
-	 * Longer waits pause between passes (a sibling hyperthread, power). */
 	unsigned int spins = 0;
 	now = start;
 	do {
@@ -198,7 +193,7 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 			break;
 		if (threaded || oversub)
 			sched_yield();
-		else if (spins >= P3_SPIN_NOPAUSE)
+		else
 			p3_cpu_relax();
 		if ((++spins & 15u) == 0)
 			now = p3_now_us();

@@ -110,7 +110,5 @@ void p3_api_ni_close(struct p3_api_ni *ni);
 
 /* Spin budget of EQWait/EQPoll before blocking, microseconds. */
 #define P3_SPIN_US 50
-/* EQ wait passes before the spin starts pausing between passes (api-eq.c) */
-#define P3_SPIN_NOPAUSE 256
 
 #endif
