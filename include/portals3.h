@@ -199,6 +199,13 @@ enum {
  *  everything from the END event (an MPI port's posted receives and sends):
  *  one event less to write and read per message. */
 #define PTL_MD_EVENT_UNLINK_DISABLE 0x0200u
+/** p3stack extension (Portals 4's PTL_MD_EVENT_SUCCESS_DISABLE): the MD
+ *  posts only the events of operations that failed (ni_fail_type other
+ *  than PTL_NI_OK); START, END and ACK events of successful operations are
+ *  not written.  UNLINK is governed by PTL_MD_EVENT_UNLINK_DISABLE alone.
+ *  For an MD whose owner needs to hear about failures only (an MPI port's
+ *  inject sends, complete at return): no event per message. */
+#define PTL_MD_EVENT_SUCCESS_DISABLE 0x0400u
 
 typedef struct {
 	void *iov_base;

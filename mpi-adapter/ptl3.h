@@ -382,7 +382,11 @@ struct ptl3_stage {
 	uint32_t nfree;
 	struct ptl3_stage_slot *slot;
 	ptl_handle_me_t me;	/* on PT_RDV, match bits PTL3_SENDID_STAGE */
-	ptl_handle_md_t md;     /* its MD: the staged puts go out of it too */
+	ptl_handle_md_t md;     /* its MD: staged puts go out of it when a send counter is bound */
+	/* a second MD over the same memory, bound for the staged puts with
+	 * PTL_MD_EVENT_SUCCESS_DISABLE: a put that went out posts nothing (an
+	 * inject writes no completion), a failed one its SEND_END */
+	ptl_handle_md_t quiet_md;
 };
 
 /* slots of one sender that this receiver is done with, not yet released */
@@ -405,6 +409,7 @@ struct ptl3_release {
 	ptl_handle_md_t md; /* receiver: zero-length, the releases go out of it */
 	int ready;
 	uint32_t npending; /* batches with count > 0 */
+	int due;           /* a batch holds PTL3_RELEASE_BATCH: out at the next empty CQ poll */
 	struct ptl3_release_batch batch[PTL3_RELEASE_WAYS];
 };
 

@@ -130,9 +130,10 @@ static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
 	if (r == -FI_EAGAIN) {
 		++cq->empty_polls;
 		/* idle: hand our senders back the stage slots we are done
-		 * with (ptl3_release.c) before they run short */
+		 * with (ptl3_release.c) before they run short: a full batch
+		 * at once, smaller ones after a while */
 		if (cq->ep && cq->ep->rel.npending &&
-		    (cq->empty_polls & (PTL3_RELEASE_IDLE_POLLS - 1)) == 0)
+		    (cq->ep->rel.due || (cq->empty_polls & (PTL3_RELEASE_IDLE_POLLS - 1)) == 0))
 			ptl3_release_flush_locked(cq->ep);
 		if (ptl3_params.yield_polls && cq->empty_polls >= ptl3_params.yield_polls) {
 			cq->empty_polls = 0;

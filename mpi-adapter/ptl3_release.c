@@ -11,11 +11,16 @@
  * carries the bits: no payload, no buffer to manage at the sender, which
  * only sees a PUT_END on a zero-length MD.
  *
- * A batch goes out when it holds PTL3_RELEASE_BATCH slots, when a slot of
- * another window arrives, when the receiver's completion queue has been
- * polled empty a while (ptl3_cq.c), and when the endpoint closes.  A sender
- * whose slots are all held does not wait: its injects take the general
- * path (with ACKs) until releases come back.
+ * A batch that holds PTL3_RELEASE_BATCH slots goes out at the receiver's
+ * next completion-queue poll that finds nothing (ptl3_cq.c), not at once:
+ * sent from the completion of the message that filled it, the release put
+ * came before that completion (and the sender parsed it before the reply
+ * that followed), on both ranks' message path.  A batch also goes out at
+ * once when it holds PTL3_RELEASE_MAX slots (a receiver whose polls always
+ * find something), when a slot of another window arrives, when the
+ * completion queue has been polled empty a while, and when the endpoint
+ * closes.  A sender whose slots are all held does not wait: its injects
+ * take the general path (with ACKs) until releases come back.
  *
  * The sender frees only slots that are held for the releasing peer; any
  * other bit is counted (releases_bad) and ignored.
@@ -30,6 +35,7 @@
  * costs ~1/16 of the ACK events it replaces, and leaves a sender at most
  * ~16 slots held per peer that keeps sending */
 #define PTL3_RELEASE_BATCH 16
+#define PTL3_RELEASE_MAX   32
 #define PTL3_RELEASE_PROBE 8
 
 static const ptl_process_id_t any_id = {PTL_NID_ANY, PTL_PID_ANY};
@@ -150,8 +156,10 @@ static void release_slot_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint32
 		b->bits |= bit;
 		b->count++;
 	}
-	if (b->count >= PTL3_RELEASE_BATCH)
+	if (b->count >= PTL3_RELEASE_MAX)
 		batch_send_locked(ep, b);
+	else if (b->count >= PTL3_RELEASE_BATCH)
+		ep->rel.due = 1;
 }
 
 void ptl3_sender_done_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr,
@@ -170,6 +178,7 @@ void ptl3_sender_done_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t 
 void ptl3_release_flush_locked(struct ptl3_ep *ep)
 {
 	struct ptl3_release *r = &ep->rel;
+	r->due = 0;
 	for (uint32_t i = 0; i < PTL3_RELEASE_WAYS && r->npending; i++)
 		if (r->batch[i].count)
 			batch_send_locked(ep, &r->batch[i]);

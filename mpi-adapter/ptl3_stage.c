@@ -8,12 +8,15 @@
  * ME attach, an MD attach and an ME unlink per message.  An FI_INJECT send
  * copies its payload anyway; copied into a slot of one region that is
  * exposed once on PT_RDV (one ME, one MANAGE_REMOTE MD for every slot), it
- * needs only an MD bound for the put, and no ACK: the put completes at
- * SEND_END, and the slot stays held until the receiver says it is done
- * with it - by pulling it (a get, GET_END here) or, for the common case of
- * a message delivered whole, in a release batched with others of the same
- * sender (ptl3_release.c).  Without the per-message ACK event a rank's
- * turnaround over shmem is ~0.06 us shorter.
+ * needs no ACK and no event at all: the puts go out of a second MD over
+ * the same memory, bound once with PTL_MD_EVENT_SUCCESS_DISABLE (a p3stack
+ * extension), so only a failed put posts its SEND_END (an fi_inject()
+ * writes no completion; with a send counter bound, the puts take the stage
+ * MD, whose SEND_END counts them).  The slot stays held until the receiver
+ * says it is done with it - by pulling it (a get, GET_END here) or, for the
+ * common case of a message delivered whole, in a release batched with
+ * others of the same sender (ptl3_release.c).  Without the per-message ACK
+ * event a rank's turnaround over shmem is ~0.06 us shorter.
  *
  * Addressing: a staged send id is PTL3_SENDID_STAGE | shift << 25 | gen <<
  * 16 | slot, and the receiver's PtlGet uses it as match bits with remote
@@ -49,6 +52,7 @@ int ptl3_stage_setup_locked(struct ptl3_ep *ep)
 	struct ptl3_stage *st = &ep->stage;
 	memset(st, 0, sizeof(*st));
 	st->me = PTL_INVALID_HANDLE;
+	st->quiet_md = PTL_INVALID_HANDLE;
 	uint32_t n = (uint32_t)ptl3_params.stage_slots;
 	if (n == 0 || ptl3_params.inject_size == 0)
 		return 0; /* disabled: every send takes the general path */
@@ -88,6 +92,10 @@ int ptl3_stage_setup_locked(struct ptl3_ep *ep)
 		st->me = PTL_INVALID_HANDLE;
 		goto fail;
 	}
+	/* the staged puts' own MD: no event unless one fails */
+	md.options = PTL_MD_EVENT_SUCCESS_DISABLE | PTL_MD_EVENT_START_DISABLE;
+	if (PtlMDBind(ep->dom->ni, md, PTL_RETAIN, &st->quiet_md) != PTL_OK)
+		st->quiet_md = PTL_INVALID_HANDLE; /* every staged put goes out of st->md */
 	st->mem = mem;
 	st->bytes = bytes;
 	st->nslots = n;
@@ -102,12 +110,16 @@ fail:
 	munmap(mem, bytes);
 	memset(st, 0, sizeof(*st));
 	st->me = PTL_INVALID_HANDLE;
+	st->quiet_md = PTL_INVALID_HANDLE;
 	return 0; /* the general path still works */
 }
 
 void ptl3_stage_teardown_locked(struct ptl3_ep *ep)
 {
 	struct ptl3_stage *st = &ep->stage;
+	if (st->quiet_md != PTL_INVALID_HANDLE)
+		PtlMDUnlink(st->quiet_md);
+	st->quiet_md = PTL_INVALID_HANDLE;
 	if (st->me != PTL_INVALID_HANDLE)
 		PtlMEUnlink(st->me);
 	st->me = PTL_INVALID_HANDLE;
@@ -147,14 +159,19 @@ int ptl3_stage_send_locked(struct ptl3_ep *ep, ptl_process_id_t dest, ptl_pt_ind
 	size_t off = (size_t)slot << st->shift;
 	if (len)
 		memcpy(st->mem + off, buf, len);
-	int rc =
-	    PtlPutRegion(st->md, off, len, PTL_NOACK_REQ, dest, pt, 0, mbits, 0, hdr | sid << 32);
+	/* a bound send counter counts at SEND_END: then the MD with events */
+	int quiet = !ep->send_cntr && st->quiet_md != PTL_INVALID_HANDLE;
+	int rc = PtlPutRegion(quiet ? st->quiet_md : st->md, off, len, PTL_NOACK_REQ, dest, pt, 0,
+	                      mbits, 0, hdr | sid << 32);
 	if (rc != PTL_OK) {
 		slot_free_locked(st, slot);
 		PTL3_WARN(FI_LOG_EP_DATA, "PtlPutRegion (staged): %s\n", PtlErrorStr(rc));
 		return rc == PTL_NO_SPACE ? -FI_EAGAIN : -FI_EIO;
 	}
-	ep->outstanding_sends++;
+	/* a quiet put is not waited for: its slot stays held until the
+	 * receiver releases or pulls it, which fi_close waits for */
+	if (!quiet)
+		ep->outstanding_sends++;
 	ep->st.puts++;
 	ep->st.staged++;
 	ep->st.bytes_sent += len;
@@ -179,7 +196,10 @@ static struct ptl3_stage_slot *drop_sendid_locked(struct ptl3_stage *st, uint64_
  * nobody will pull or release it, and is reported as an error entry */
 static void stage_send_end_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 {
-	ep->outstanding_sends--;
+	/* the quiet MD posts a failed put's SEND_END only, and its puts were
+	 * not counted outstanding */
+	if (ev->md_handle != ep->stage.quiet_md)
+		ep->outstanding_sends--;
 	if (ev->ni_fail_type == PTL_NI_OK) {
 		ptl3_cntr_inc_locked(ep->send_cntr, 0);
 		return;

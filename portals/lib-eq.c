@@ -38,6 +38,9 @@ void p3_eq_post_locked(struct p3_lib *lib, struct p3_md *md, ptl_event_kind_t ki
 	P3_ASSERT_LOCKED(lib);
 	if (!eq)
 		return;
+	/* extension: only failures (UNLINK has its own option) */
+	if ((opt & PTL_MD_EVENT_SUCCESS_DISABLE) && fail == PTL_NI_OK && kind != PTL_EVENT_UNLINK)
+		return;
 	if (p3_ev_is_start(kind) && (opt & PTL_MD_EVENT_START_DISABLE))
 		return;
 	if (p3_ev_is_end(kind) && (opt & PTL_MD_EVENT_END_DISABLE))

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define P3_MD_OPTIONS_ALL                                                                        \
-	(PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_TRUNCATE |               \
-	 PTL_MD_ACK_DISABLE | PTL_MD_IOVEC | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE |    \
-	 PTL_MD_EVENT_END_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE)
+#define P3_MD_OPTIONS_ALL                                                                          \
+	(PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_TRUNCATE |                  \
+	 PTL_MD_ACK_DISABLE | PTL_MD_IOVEC | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE |        \
+	 PTL_MD_EVENT_END_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE | PTL_MD_EVENT_SUCCESS_DISABLE)
 
 int p3_md_validate_locked(struct p3_lib *lib, const ptl_md_t *umd, struct p3_eq **eq)
 {

@@ -376,6 +376,57 @@ static void unlink_disable_ini(struct h_ctx *c)
 	H_OK(PtlEQFree(eq));
 }
 
+/* Extension PTL_MD_EVENT_SUCCESS_DISABLE: an MD posts no START, END or ACK
+ * event of a successful operation (its UNLINK stays, under its own
+ * option); the data moves as usual.  Target: a receive MD; initiator: a
+ * bound send MD asking for an ACK. */
+H_PAIR_TEST(success_disable)
+static void success_disable_tgt(struct h_ctx *c)
+{
+	ptl_handle_eq_t eq = h_eq(c, 32);
+	ptl_handle_md_t m1, m2;
+	memset(tb, 0, 16);
+	h_me_md(c, H_PT, h_any_id, 9, 0, PTL_UNLINK,
+	        h_md(tb, 8, 1, PTL_MD_OP_PUT | PTL_MD_EVENT_SUCCESS_DISABLE, eq), PTL_UNLINK, &m1);
+	h_me_md(c, H_PT, h_any_id, 10, 0, PTL_UNLINK, h_md(tb + 8, 8, 1, PTL_MD_OP_PUT, eq),
+	        PTL_UNLINK, &m2);
+	ptl_event_t ev;
+	h_sync(c);
+	/* the quiet MD's put: only its UNLINK (threshold used up) */
+	h_expect(eq, PTL_EVENT_UNLINK, &ev);
+	H_EQ(ev.md_handle, m1);
+	H_PAT(tb, 8, 91, 0);
+	h_sync(c);
+	h_expect(eq, PTL_EVENT_PUT_START, &ev);
+	h_expect(eq, PTL_EVENT_PUT_END, &ev);
+	H_EQ(ev.md_handle, m2);
+	h_expect(eq, PTL_EVENT_UNLINK, &ev);
+	H_EQ(ev.md_handle, m2);
+	H_PAT(tb + 8, 8, 92, 0);
+	h_expect_none(eq, 50);
+	h_sync(c);
+	H_OK(PtlEQFree(eq));
+}
+static void success_disable_ini(struct h_ctx *c)
+{
+	char buf[8];
+	ptl_handle_eq_t eq = h_eq(c, 32);
+	ptl_handle_md_t s = h_bind(
+	    c, h_md(buf, 8, PTL_MD_THRESH_INF, PTL_MD_EVENT_SUCCESS_DISABLE, eq), PTL_RETAIN);
+	h_fill(buf, 8, 91, 0);
+	h_sync(c);
+	H_OK(PtlPut(s, PTL_ACK_REQ, h_peer(c), H_PT, 0, 9, 0, 0));
+	/* SEND_START, SEND_END and the ACK: all successful, none posted */
+	h_expect_none(eq, 50);
+	h_sync(c);
+	h_fill(buf, 8, 92, 0);
+	h_put(c, h_peer(c), H_PT, 10, 0, buf, 8, PTL_ACK_REQ, 0);
+	h_expect_none(eq, 50);
+	H_OK(PtlMDUnlink(s));
+	h_sync(c);
+	H_OK(PtlEQFree(eq));
+}
+
 /* §7: 64-bit hdr_data arrives intact (both halves, top bit set). */
 H_PAIR_TEST(hdr_data_64bit)
 static void hdr_data_64bit_tgt(struct h_ctx *c)
@@ -542,6 +593,7 @@ static Suite *suite(void)
 	H_ADD(tc, sequence_increasing);
 	H_ADD(tc, start_end_disable);
 	H_ADD(tc, unlink_disable);
+	H_ADD(tc, success_disable);
 	H_ADD(tc, hdr_data_64bit);
 	H_ADD(tc, two_puts_ordered);
 	H_ADD(tc, getput_events);
