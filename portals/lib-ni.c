@@ -368,4 +368,6 @@ const struct p3_lib_iface p3_lib_local_iface = {
 	.getput = p3_lib_getput,
 	.handle_check = p3_lib_handle_check,
 	.wakeup = p3_lib_wakeup,
+	.fork_hold = p3_progress_thread_hold,
+	.fork_release = p3_progress_thread_release,
 };

@@ -245,6 +245,8 @@ struct p3_lib {
 	_Atomic int lib_stop;            /* progress thread: exit */
 	int lib_thread_started;
 	pthread_t lib_thread;
+	/* fork(): P3_FORK_RUN, _HOLD (asked to park) or _PARKED (progress.c) */
+	_Atomic uint32_t lib_fork_state;
 	_Atomic int lib_closing; /* NIFini: NAL may still finalize */
 
 	/* protected by lib_lock */
@@ -409,5 +411,13 @@ void p3_dbg(const struct p3_lib *lib, unsigned int mask, const char *fmt, ...)
 /* progress.c */
 int p3_progress_thread_start(struct p3_lib *lib);
 void p3_progress_thread_stop(struct p3_lib *lib);
+/* fork() (portals/fork.c): park the progress thread between two progress
+ * passes, where everything the NAL and LIB own is reachable from lib (none
+ * of it only on that thread's stack, which is nobody's in the child), and
+ * let it run on.  Waits at most about a second; a no-op without a thread
+ * or from the progress thread itself. */
+enum { P3_FORK_RUN = 0, P3_FORK_HOLD = 1, P3_FORK_PARKED = 2 };
+void p3_progress_thread_hold(struct p3_lib *lib);
+void p3_progress_thread_release(struct p3_lib *lib);
 
 #endif

@@ -106,6 +106,13 @@ struct p3_lib_iface {
 	 * and whether the spin yields the CPU.  Offload sets it from where the
 	 * NIC runs: on the waiter's only core a spin would hold the NIC off. */
 	void (*wait_policy)(struct p3_lib *lib, unsigned int *spin_us, int *yield);
+
+	/* Optional (NULL: nothing to do): around fork() (portals/fork.c),
+	 * with the API lock held.  fork_hold pauses the LIB side's own threads
+	 * where all its state is reachable from lib; fork_release (in the
+	 * parent) lets them run on. */
+	void (*fork_hold)(struct p3_lib *lib);
+	void (*fork_release)(struct p3_lib *lib);
 };
 
 /* The in-process LIB side (lib-ni.c). */

@@ -84,15 +84,64 @@ int p3_lib_in_progress_thread(const struct p3_lib *lib)
 	return lib && p3_progress_thread_lib == lib;
 }
 
+/* A fork() is coming (p3_progress_thread_hold): say so and wait, with
+ * nothing of the NAL's on this stack, until the parent lets us run on.  A
+ * new hold that comes while we still sleep here parks us again. */
+static void p3_progress_park(struct p3_lib *lib)
+{
+	for (;;) {
+		uint32_t s = P3_FORK_HOLD;
+
+		if (!atomic_compare_exchange_strong(&lib->lib_fork_state, &s, P3_FORK_PARKED))
+			return; /* released (P3_FORK_RUN) */
+		p3_futex_wake(&lib->lib_fork_state);
+		while (atomic_load(&lib->lib_fork_state) == P3_FORK_PARKED)
+			p3_futex_wait(&lib->lib_fork_state, P3_FORK_PARKED, -1);
+	}
+}
+
 static void *p3_progress_main(void *arg)
 {
 	struct p3_lib *lib = arg;
 
 	p3_progress_thread_lib = lib;
 	/* The NAL spins briefly, then blocks until traffic or wakeup(). */
-	while (!atomic_load_explicit(&lib->lib_stop, memory_order_acquire))
-		lib->lib_nal->progress(lib->lib_nal_priv, -1);
+	while (!atomic_load_explicit(&lib->lib_stop, memory_order_acquire)) {
+		if (atomic_load_explicit(&lib->lib_fork_state, memory_order_acquire) != P3_FORK_RUN)
+			p3_progress_park(lib);
+		else
+			lib->lib_nal->progress(lib->lib_nal_priv, -1);
+	}
 	return NULL;
+}
+
+/* Called with the API lock held (fork.c), so the thread cannot be stopped
+ * meanwhile.  The NAL's progress returns on a wakeup (retried, as in
+ * p3_progress_thread_stop: one may be lost); the bound keeps a fork from
+ * hanging if the thread cannot get out (a thread that forks from inside a
+ * NAL upcall holds the NAL's lock).  Without the park the fork still works:
+ * only the child's copy may then hold memory referenced from that thread's
+ * stack alone (a leak report under LeakSanitizer, nothing else). */
+void p3_progress_thread_hold(struct p3_lib *lib)
+{
+	if (!lib->lib_thread_started || p3_lib_in_progress_thread(lib))
+		return;
+	atomic_store(&lib->lib_fork_state, P3_FORK_HOLD);
+	for (int tries = 0; tries < 100; tries++) {
+		if (atomic_load(&lib->lib_fork_state) == P3_FORK_PARKED)
+			return;
+		lib->lib_nal->wakeup(lib->lib_nal_priv);
+		p3_futex_wait(&lib->lib_fork_state, P3_FORK_HOLD, 10);
+	}
+	p3_lib_log(lib, 1, "fork: the progress thread did not pause within 1 s; forking anyway");
+}
+
+void p3_progress_thread_release(struct p3_lib *lib)
+{
+	if (!lib->lib_thread_started)
+		return;
+	atomic_store(&lib->lib_fork_state, P3_FORK_RUN);
+	p3_futex_wake(&lib->lib_fork_state);
 }
 
 int p3_progress_thread_start(struct p3_lib *lib)
