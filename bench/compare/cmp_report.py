@@ -158,7 +158,7 @@ def write_reports(ctx, stacks, figs_done, figs_missing):
     md += ["", "## Oversubscription", ""]
     if ctx.oversub:
         md.append("Waits yielded or blocked instead of busy-polling (more ranks than CPUs, or set "
-                  "explicitly; see p3rt/oversub.h) in these programs:")
+                  "explicitly; see p3rt/oversub.h) in these stacks' programs:")
         md += [f"- `{k}`: {v}" for k, v in sorted(ctx.oversub.items())]
     else:
         md.append("Not in effect in any run: every rank busy-polled (no more ranks than CPUs).")

@@ -387,7 +387,9 @@ static void print_p3stack_note(void)
     ptl_oversub_describe(&os, what, sizeof(what));
     const char *yp = getenv("FI_PTL3_YIELD_POLLS");
     if (yp && *yp)
-        printf("# p3stack ptl3: FI_PTL3_YIELD_POLLS=%s set (%s)\n", yp, what);
+        printf("# p3stack ptl3: FI_PTL3_YIELD_POLLS=%s set explicitly: waits yield after that many "
+               "empty polls (without it: %s)\n",
+               yp, what);
     else if (os.oversubscribed)
         printf("# p3stack ptl3: %s (by default: after FI_PTL3_YIELD_POLLS=%d empty polls, "
                "wait in PtlEQPoll for an event, FI_PTL3_BLOCK_MS=%d at most)\n",
