@@ -1,7 +1,7 @@
 #!/bin/sh
 # myri-peerdeath.sh - a peer that dies between a request and its answer over
-# myrinet (myri_peerdeath.c).  Two NICs: A serves three initiators (offload,
-# interrupt, thread), B the target (interrupt mode, stopped with SIGSTOP:
+# myrinet (myri_peerdeath.c).  Two NICs: A serves four initiators (offload,
+# interrupt, thread, app), B the target (interrupt mode, stopped with SIGSTOP:
 # its NIC interrupts per header, but no handler runs, nothing is answered)
 # and a bystander (offload).  Each initiator has a get, a put with ACK and a
 # 16 MiB put with ACK waiting on the target when:
@@ -22,7 +22,10 @@
 # 127.0.0.2 (as root inside a private network namespace); =ether
 # (myri-peerdeath-ether.sh): over raw Ethernet between two p3-netns hosts
 # (--tag pd<pid>), root only: exit 77 with the reason otherwise.
-# Bounded: 25 s per initiator; ~6 s per link.
+# NIC A must exit cleanly on SIGTERM, and no process may have printed a
+# sanitizer report (the ASan build).  MYRI_PD_KEEP=1 keeps the work
+# directory (every process's output) and prints its name.
+# Bounded: 25 s per initiator; ~4-6 s per link.
 . "$(dirname "$0")/myri-lib.sh"
 myri_own_netns # as root: loopback ports of our own
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -32,7 +35,7 @@ myri_ports 6000 120
 PEER_DEAD_MS=${PEER_DEAD_MS:-1000}
 BOUND_MS=$((PEER_DEAD_MS + 2000 + 2000))
 GAP_MS=1000
-MODES="offload interrupt thread"
+MODES="offload interrupt thread app"
 W=$(mktemp -d)
 PIDS=""
 TAG=""
@@ -43,7 +46,7 @@ cleanup() {
 	for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
 	for p in $PIDS; do wait "$p" 2>/dev/null; done
 	[ -z "$TAG" ] || sh "$NETNS" destroy --tag "$TAG" >/dev/null 2>&1
-	rm -rf "$W"
+	[ -n "${MYRI_PD_KEEP:-}" ] && echo "kept: $W" || rm -rf "$W"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP PIPE
@@ -108,11 +111,11 @@ round() {
 		# shellcheck disable=SC2086
 		start "by-$_link" $HOST_B env PTL_PROGRESS=offload "$PROG" bystander 2
 		# shellcheck disable=SC2086
-		start "sink-$_link" $HOST_A env PTL_PROGRESS=offload "$PROG" target 6
+		start "sink-$_link" $HOST_A env PTL_PROGRESS=offload "$PROG" target 9
 		wait_for "$W/sink-$_link" ready || { nfail=$((nfail + 1)); return; }
 		# shellcheck disable=SC2086
-		start "sender-$_link" $HOST_B env PTL_PROGRESS=offload "$PROG" sender "$_anid" 6 \
-			--pid 7
+		start "sender-$_link" $HOST_B env PTL_PROGRESS=offload "$PROG" sender "$_anid" 9 \
+			--pid 10
 		_sender=$LAST
 		wait_for "$W/by-$_link" ready || { nfail=$((nfail + 1)); return; }
 	fi
@@ -185,7 +188,15 @@ link() {
 		echo "FAIL: $_l: NIC A did not count the failed peers and lost answers"
 		nfail=$((nfail + 1))
 	fi
+	# NIC A exits cleanly on SIGTERM (in the ASan build: no leak, no report)
 	kill "$NIC_A_PID" 2>/dev/null
+	wait "$NIC_A_PID"
+	rc=$?
+	if [ $rc -ne 0 ] || grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error' "$W"/* 2>/dev/null; then
+		cat "$W/mcpd-$_l-A"
+		echo "FAIL: $_l: NIC A exited $rc, or a sanitizer reported (files above)"
+		nfail=$((nfail + 1))
+	fi
 }
 
 case ${MYRI_PD_LINK:-udp} in

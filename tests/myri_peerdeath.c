@@ -58,6 +58,7 @@
 #define OPS_PUT (PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE)
 
 enum op { OP_GET, OP_PUT, OP_BIG, NOPS };
+static char *g_bigbuf;
 static const char *const op_name[NOPS] = {"get", "put", "big put"};
 
 struct init_state {
@@ -211,7 +212,8 @@ static int initiator(ptl_process_id_t t, ptl_pid_t by, size_t big, int wait_ms)
 {
 	struct init_state s;
 	static char get[SMALL], put[SMALL], by_buf[BY_LEN];
-	char *bigbuf = malloc(big);
+	/* freed by main after PtlNIFini: the MD over it lives until then */
+	char *bigbuf = g_bigbuf = malloc(big);
 	ptl_event_t ev;
 	if (!bigbuf)
 		return 1;
@@ -323,6 +325,7 @@ int main(int argc, char **argv)
 	mu_init_ni("myri_peerdeath", PTL_IFACE_MYRINET, me, 1024);
 	int rc = is_sender ? sender(t, big) : initiator(t, by, big, wait_ms);
 	mu_fini();
+	free(g_bigbuf);
 	if (rc == 0)
 		printf("peerdeath: ok\n");
 	return rc;
