@@ -933,6 +933,8 @@ void rmpp_rel_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt 
 	c->peer_knows_us = true;
 	establish(ep, c);
 	c->ts_recent = pkt->tsval;
+	/* a probe (keepalive, zero window) is out: this frame answers it */
+	bool probing = c->persist_at || c->ka_at;
 	c->ka_at = 0; /* the peer is alive; re-armed by the timer pass */
 	process_ack(ep, c, pkt);
 	RMPP_PP_MARK(ep, RMPP_PP_RX_ACKED);
@@ -952,8 +954,12 @@ void rmpp_rel_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt 
 				b = ep->cfg.rto_max_us;
 			c->persist_us = b;
 			rmpp_timer_arm(ep, &c->persist_at, ep->now + b);
-		} else if (c->persist_at || c->ka_at) {
-			c->n_timeouts = 0; /* the peer answers our probes */
+		} else if (probing) {
+			/* the peer answers our probes: alive, whatever it owes
+			 * above rmpp (ka_at was tested after it was cleared
+			 * above, so a watched peer answering every keepalive
+			 * was declared dead after DEAD_TIMEOUTS of them) */
+			c->n_timeouts = 0;
 			c->ka_us = 0;
 		}
 		break;

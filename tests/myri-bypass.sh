@@ -4,14 +4,8 @@
 # 1000 8-byte puts and one 64 MiB put; every byte and event must be there
 # and its CPU time must be the loop's alone.  One private mcpd, loopback.
 # Bounded: 180 s (~5 s on a loaded 2-core machine).
-set -u
-top_builddir=${top_builddir:-..}
-MCPD="$top_builddir/nal/myrinet/mcpd"
-PROG=./myri_bypass
-[ -x "$PROG" ] || PROG="$top_builddir/tests/myri_bypass"
-for f in "$MCPD" "$PROG"; do
-	[ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }
-done
+. "$(dirname "$0")/myri-lib.sh"
+myri_prog myri_bypass
 P3_MYRI_NIC="bypass-$$"
 export P3_MYRI_NIC
 # ports 61001-65096 (the NIC picks pids 1-4096): outside the kernel's
@@ -19,12 +13,7 @@ export P3_MYRI_NIC
 "$MCPD" --nic "$P3_MYRI_NIC" --base-port 61000 2>mcpd-bypass.log &
 nic=$!
 trap 'kill $nic 2>/dev/null; wait $nic 2>/dev/null' EXIT INT TERM
-i=0
-until "$MCPD" --nic "$P3_MYRI_NIC" --counters >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ $i -lt 300 ] || { echo "FAIL: mcpd did not come up"; exit 1; }
-	sleep 0.01
-done
+myri_wait_nic "$P3_MYRI_NIC" || { echo "FAIL: mcpd did not come up"; exit 1; }
 timeout 180 "$PROG" "${MYRI_BYPASS_MIB:-64}"
 rc=$?
 "$MCPD" --nic "$P3_MYRI_NIC" --counters >mcpd-bypass.counters 2>&1 ||

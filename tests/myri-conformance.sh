@@ -22,18 +22,12 @@
 # the etherthread mode with PTL_PROGRESS=interrupt.  Without root (or ip,
 # CAP_NET_RAW) they are skipped with the reason printed; the others still run.
 # Bounded: 240 s per binary and pass; ~4 min in all on a loaded 2-core machine.
-set -u
+. "$(dirname "$0")/myri-lib.sh"
 # As root, the whole script runs in a private network namespace (its
-# loopback NIC's UDP ports then meet no other job's: a neighbour's NIC on
-# the same ports made attaches fail with PTL_PID_INVALID on the shared
-# machine); the ether passes' namespace hosts are made from there as usual.
-if [ "$(id -u)" -eq 0 ] && [ -z "${MYRI_CONF_NETNS:-}" ] && command -v unshare >/dev/null 2>&1 &&
-	unshare -n true 2>/dev/null; then
-	MYRI_CONF_NETNS=1 exec unshare -n sh -c 'ip link set lo up && exec sh "$0"' "$0"
-fi
-top_builddir=${top_builddir:-..}
+# loopback NIC's UDP ports then meet no other job's); the ether passes'
+# namespace hosts are made from there as usual.
+myri_own_netns
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-MCPD="$top_builddir/nal/myrinet/mcpd"
 NETNS="$top_srcdir/tools/p3-netns"
 [ -x "$MCPD" ] || { echo "FAIL: $MCPD not built"; exit 1; }
 if grep -q -- '--enable-sanitizers' "$top_builddir/config.status" 2>/dev/null; then
@@ -65,16 +59,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP PIPE
-i=0
-until "$MCPD" --nic "$P3_MYRI_NIC" --counters >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ $i -lt 300 ] || { echo "FAIL: mcpd did not come up"; exit 1; }
-	sleep 0.01
-done
-
-counter() { # file name
-	awk -v n="$2" '$1 == n { print $2 }' "$1"
-}
+myri_wait_nic "$P3_MYRI_NIC" || { echo "FAIL: mcpd did not come up"; exit 1; }
 
 # Why the ether passes cannot run here, or nothing.
 ether_skip_reason() {
@@ -103,12 +88,8 @@ ether_up() {
 	done
 	h=0
 	while [ $h -lt $ETHER_HOSTS ]; do
-		i=0
-		until ip netns exec "$TAG-h$h" "$MCPD" --nic "$P3_MYRI_NIC" --counters >/dev/null 2>&1; do
-			i=$((i + 1))
-			[ $i -lt 300 ] || { echo "FAIL: mcpd on $TAG-h$h did not come up"; return 1; }
-			sleep 0.01
-		done
+		myri_wait_nic "$P3_MYRI_NIC" ip netns exec "$TAG-h$h" ||
+			{ echo "FAIL: mcpd on $TAG-h$h did not come up"; return 1; }
 		h=$((h + 1))
 	done
 	P3_TEST_NETNS=$TAG-h0
@@ -162,7 +143,7 @@ run_passes() {
 		case $passname in *interrupt) ;; *) continue ;; esac
 		$counters >"mcpd-conformance-$passname.after" 2>&1
 		for c in interrupts host_intr_hdrs host_intr_handled host_handler_ns; do
-			eval "d_$c=\$((\$(counter mcpd-conformance-$passname.after $c) - \$(counter mcpd-conformance-$passname.before $c)))"
+			eval "d_$c=\$((\$(myri_counter mcpd-conformance-$passname.after $c) - \$(myri_counter mcpd-conformance-$passname.before $c)))"
 		done
 		# shellcheck disable=SC2154
 		echo "$passname pass: $d_interrupts interrupts, $d_host_intr_hdrs headers in $d_host_intr_handled handler passes, ${d_host_handler_ns} ns in the handlers"
@@ -219,8 +200,8 @@ if [ -n "$TAG" ]; then
 	ether_counters >mcpd-conformance-ether.counters 2>&1
 	echo "ether NICs' counters (summed over $ETHER_HOSTS hosts):"
 	cat mcpd-conformance-ether.counters
-	rej=$(counter mcpd-conformance-ether.counters cmds_rejected)
-	dead=$(counter mcpd-conformance-ether.counters dead_nic)
+	rej=$(myri_counter mcpd-conformance-ether.counters cmds_rejected)
+	dead=$(myri_counter mcpd-conformance-ether.counters dead_nic)
 	if [ -n "$dead" ]; then
 		echo "FAIL: $dead ether NIC(s) died during the suite"
 		nfail=$((nfail + 1))
@@ -228,7 +209,7 @@ if [ -n "$TAG" ]; then
 		echo "FAIL: the ether NICs rejected ${rej:-?} commands of a well-behaved host"
 		nfail=$((nfail + 1))
 	fi
-	[ "$(counter mcpd-conformance-ether.counters sends)" -gt 0 ] ||
+	[ "$(myri_counter mcpd-conformance-ether.counters sends)" -gt 0 ] ||
 		{ echo "FAIL: the ether NICs sent nothing"; nfail=$((nfail + 1)); }
 fi
 echo "$pass passed, $nfail failed"

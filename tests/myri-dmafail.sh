@@ -8,17 +8,9 @@
 # (MYRI_DMAFAIL_MODES); as root with MYRI_DMAFAIL_HOSTS=1 also offload and
 # interrupt between two namespace hosts over ether (ptlrun --hosts 2).
 # Bounded: 40 s per job; ~6 s in all on loopback.
-set -u
-top_builddir=${top_builddir:-..}
-PTLRUN="$top_builddir/tools/ptlrun/ptlrun"
-PROG=./myri_dmafail
-[ -x "$PROG" ] || PROG="$top_builddir/tests/myri_dmafail"
-for f in "$PTLRUN" "$PROG"; do
-	[ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }
-done
-P3_MYRI_BASE_PORT=${P3_MYRI_BASE_PORT:-$((14000 + ($$ % 150) * 16))}
-export P3_MYRI_BASE_PORT
-nfail=0
+. "$(dirname "$0")/myri-lib.sh"
+myri_prog myri_dmafail
+myri_ports 14000 150
 run() { # label, ptlrun arguments...
 	label=$1
 	shift

@@ -6,20 +6,12 @@
 # interrupt per message; the handler's time is printed.  The same program
 # in thread mode is the reference (handler counters 0).  INTR_BIG_MB sets
 # the big put's size (64).  Bounded: 120 s per job; ~15 s in all.
-set -u
-top_builddir=${top_builddir:-..}
-PTLRUN="$top_builddir/tools/ptlrun/ptlrun"
-PROG=./myri_intr
-[ -x "$PROG" ] || PROG="$top_builddir/tests/myri_intr"
-for f in "$PTLRUN" "$PROG"; do
-	[ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }
-done
+. "$(dirname "$0")/myri-lib.sh"
+myri_prog myri_intr
 # ranks are Portals pids 0 and 1: the NIC's own UDP ports, away from the
 # myrinet and udp plans (bases 23000, 21000 + pids up to 41000) that other
 # jobs on this machine may be using
-P3_MYRI_BASE_PORT=${P3_MYRI_BASE_PORT:-$((17000 + ($$ % 200) * 16))}
-export P3_MYRI_BASE_PORT
-nfail=0
+myri_ports 17000 200
 field() { # line name
 	echo "$1" | awk -v n="$2" '{ for (i = 1; i < NF; i++) if ($i == n) print $(i + 1) }'
 }

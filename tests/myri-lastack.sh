@@ -7,18 +7,10 @@
 # doorbell and the target's hang-up in one wake-up), so it runs by hand, not
 # in make check; test_hostile checks the NIC's side deterministically.
 # Bounded: 40 s per job.
-set -u
-top_builddir=${top_builddir:-..}
-PTLRUN="$top_builddir/tools/ptlrun/ptlrun"
-PROG=./myri_lastack
-[ -x "$PROG" ] || PROG="$top_builddir/tests/myri_lastack"
-for f in "$PTLRUN" "$PROG"; do
-	[ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }
-done
-P3_MYRI_BASE_PORT=${P3_MYRI_BASE_PORT:-$((12000 + ($$ % 120) * 16))}
-export P3_MYRI_BASE_PORT
+. "$(dirname "$0")/myri-lib.sh"
+myri_prog myri_lastack
+myri_ports 12000 120
 runs=${1:-20}
-nfail=0
 for mode in ${MYRI_LASTACK_MODES:-interrupt thread offload}; do
 	ok=0
 	for i in $(seq 1 "$runs"); do

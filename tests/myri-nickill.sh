@@ -7,16 +7,12 @@
 # the initiator streaming 64 MiB puts and the target waiting in PtlEQWait
 # must each see a PTL_NI_FAIL event or an error return within 2 s of the
 # SIGKILL, and exit.  Bounded: ~25 s.
-set -u
-top_builddir=${top_builddir:-..}
-PTLRUN="$top_builddir/tools/ptlrun/ptlrun"
+. "$(dirname "$0")/myri-lib.sh"
+myri_prog myri_bypass # the second part's program
 BENCH="$top_builddir/bench/ptlbench/ptlbench"
-for f in "$PTLRUN" "$BENCH"; do
-	[ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }
-done
+[ -x "$BENCH" ] || { echo "FAIL: $BENCH not built"; exit 1; }
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-nfail=0
 for progress in thread offload; do
 echo "--- ptlrun --progress $progress"
 "$PTLRUN" -n 2 --nal myrinet --progress $progress --timeout 60 "$BENCH" -t bw -m 64M:64M \
@@ -48,19 +44,11 @@ if kill -0 "$nic" 2>/dev/null; then echo "FAIL: mcpd $nic still there"; nfail=$(
 done
 
 # offload without ptlrun: the ranks themselves see the failure
-PROG=./myri_bypass
-[ -x "$PROG" ] || PROG="$top_builddir/tests/myri_bypass"
-MCPD="$top_builddir/nal/myrinet/mcpd"
 P3_MYRI_NIC="nickill-$$"
 export P3_MYRI_NIC
 "$MCPD" --nic "$P3_MYRI_NIC" --base-port 61000 2>/dev/null & # as in myri-bypass.sh
 nic=$!
-i=0
-until "$MCPD" --nic "$P3_MYRI_NIC" --counters >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ $i -lt 300 ] || { echo "FAIL: mcpd did not come up"; kill $nic; exit 1; }
-	sleep 0.01
-done
+myri_wait_nic "$P3_MYRI_NIC" || { echo "FAIL: mcpd did not come up"; kill $nic; exit 1; }
 timeout 40 "$PROG" --nickill 64 >"$out" 2>&1 &
 prog=$!
 i=0

@@ -18,11 +18,8 @@
  * Each wait is bounded (WAIT_MS).  The target checks its GET_END, PUT_END
  * (and GETPUT_END) say PTL_NI_FAIL.  Prints "dmafail: ok" per rank.
  */
-#include <p3rt/p3rt.h>
-#include <portals3.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "myri_util.h"
+
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -36,17 +33,6 @@
 #define LEN         64
 #define WAIT_MS     10000
 
-#define CHECK(call)                                                                                \
-	do {                                                                                       \
-		int rc_ = (call);                                                                  \
-		if (rc_ != PTL_OK) {                                                               \
-			fprintf(stderr, "myri_dmafail: %s: %s\n", #call, PtlErrorStr(rc_));        \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
-
-static ptl_handle_ni_t ni;
-static ptl_handle_eq_t eq;
 static unsigned rank;
 static int failures;
 
@@ -58,81 +44,16 @@ static void fail(const char *what)
 
 static void attach(ptl_match_bits_t bits, void *buf, size_t len, unsigned options)
 {
-	ptl_process_id_t any = {.nid = PTL_NID_ANY, .pid = PTL_PID_ANY};
-	ptl_handle_me_t me;
-	ptl_handle_md_t mdh;
-	ptl_md_t md = {.start = buf,
-	               .length = len,
-	               .threshold = PTL_MD_THRESH_INF,
-	               .options = options,
-	               .user_ptr = NULL,
-	               .eq_handle = eq};
-	CHECK(PtlMEAttach(ni, PT, any, bits, 0, PTL_RETAIN, PTL_INS_AFTER, &me));
-	CHECK(PtlMDAttach(me, md, PTL_RETAIN, &mdh));
-}
-
-static ptl_handle_md_t bind(void *buf, size_t len)
-{
-	ptl_handle_md_t mdh;
-	ptl_md_t md = {.start = buf,
-	               .length = len,
-	               .threshold = PTL_MD_THRESH_INF,
-	               .options = 0,
-	               .user_ptr = NULL,
-	               .eq_handle = eq};
-	CHECK(PtlMDBind(ni, md, PTL_RETAIN, &mdh));
-	return mdh;
-}
-
-/* The next event of kind `kind` (others pass; those of the sync ME too),
- * within WAIT_MS; 0 if none came. */
-static int wait_event(ptl_event_kind_t kind, ptl_event_t *out)
-{
-	for (int slices = 0; slices < WAIT_MS / 100;) {
-		int which, rc = PtlEQPoll(&eq, 1, 100, out, &which);
-		if (rc == PTL_EQ_EMPTY) {
-			slices++;
-			continue;
-		}
-		CHECK(rc == PTL_EQ_DROPPED ? PTL_FAIL : rc);
-		if (out->type == kind)
-			return 1;
-	}
-	return 0;
+	mu_attach(PT, bits, buf, len, PTL_MD_THRESH_INF, options);
 }
 
 /* The sync put with header data `what` has arrived (its PUT_END). */
 static void wait_sync(ptl_hdr_data_t what)
 {
-	ptl_event_t ev;
-	for (;;) {
-		if (!wait_event(PTL_EVENT_PUT_END, &ev)) {
-			fail("no sync put from the peer");
-			exit(1);
-		}
-		if (ev.match_bits == BITS_SYNC && ev.hdr_data == what)
-			return;
+	if (!mu_wait_put(BITS_SYNC, what, WAIT_MS)) {
+		fail("no sync put from the peer");
+		exit(1);
 	}
-}
-
-/* A zero-byte put to the peer's sync ME, repeated until acknowledged (the
- * peer may not have attached it yet: Portals drops what matches nothing). */
-static void sync_put(ptl_process_id_t peer, ptl_hdr_data_t what)
-{
-	static char none;
-	ptl_handle_md_t md = bind(&none, 0);
-	for (int tries = 0; tries < 50; tries++) {
-		ptl_event_t ev;
-		int which;
-		CHECK(PtlPutRegion(md, 0, 0, PTL_ACK_REQ, peer, PT, 0, BITS_SYNC, 0, what));
-		while (PtlEQPoll(&eq, 1, 200, &ev, &which) == PTL_OK)
-			if (ev.type == PTL_EVENT_ACK && ev.ni_fail_type == PTL_NI_OK)
-				goto done;
-	}
-	fail("the peer never acknowledged a sync put");
-	exit(1);
-done:
-	CHECK(PtlMDUnlink(md));
 }
 
 /* An END event of `kind` with PTL_NI_FAIL must come; what says what for. */
@@ -140,13 +61,13 @@ static void expect_fail(ptl_event_kind_t kind, const char *what)
 {
 	ptl_event_t ev;
 	char msg[160];
-	if (!wait_event(kind, &ev)) {
+	if (!mu_wait_event(kind, MU_ANY, &ev, WAIT_MS)) {
 		snprintf(msg, sizeof(msg), "%s: no %s within %d ms (a wait that never ends)", what,
 		         PtlEventKindStr(kind), WAIT_MS);
 		fail(msg);
 	} else if (ev.ni_fail_type != PTL_NI_FAIL) {
 		snprintf(msg, sizeof(msg), "%s: %s says %s, not PTL_NI_FAIL", what,
-		         PtlEventKindStr(kind), PtlNIFailStr(ni, ev.ni_fail_type));
+		         PtlEventKindStr(kind), PtlNIFailStr(mu_ni, ev.ni_fail_type));
 		fail(msg);
 	} else {
 		printf("rank %u: %s: %s with PTL_NI_FAIL (mlength %llu)\n", rank, what,
@@ -174,7 +95,7 @@ static int target(ptl_process_id_t peer, int getput)
 		perror("mprotect");
 		return 1;
 	}
-	sync_put(peer, SYNC_READY);
+	mu_sync_put(peer, PT, BITS_SYNC, SYNC_READY);
 	expect_fail(PTL_EVENT_GET_END, "target of the get");
 	expect_fail(PTL_EVENT_PUT_END, "target of the put");
 	if (getput)
@@ -191,14 +112,14 @@ static int initiator(ptl_process_id_t peer, int getput)
 	memset(put, 0x6d, sizeof(put));
 	attach(BITS_SYNC, &none, 0, PTL_MD_OP_PUT);
 	wait_sync(SYNC_READY);
-	ptl_handle_md_t bmd = bind(buf, sizeof(buf)), pmd = bind(put, sizeof(put));
+	ptl_handle_md_t bmd = mu_bind(buf, sizeof(buf)), pmd = mu_bind(put, sizeof(put));
 
-	CHECK(PtlGet(bmd, peer, PT, 0, BITS_VICTIM, 0));
+	MU_CHECK(PtlGet(bmd, peer, PT, 0, BITS_VICTIM, 0));
 	expect_fail(PTL_EVENT_REPLY_END, "get from an MD the NIC cannot read");
-	CHECK(PtlPut(pmd, PTL_ACK_REQ, peer, PT, 0, BITS_VICTIM, 0, 0));
+	MU_CHECK(PtlPut(pmd, PTL_ACK_REQ, peer, PT, 0, BITS_VICTIM, 0, 0));
 	expect_fail(PTL_EVENT_ACK, "put with ack into an MD the NIC cannot write");
 	if (getput) {
-		CHECK(PtlGetPut(bmd, pmd, peer, PT, 0, BITS_VICTIM, 0, 0));
+		MU_CHECK(PtlGetPut(bmd, pmd, peer, PT, 0, BITS_VICTIM, 0, 0));
 		expect_fail(PTL_EVENT_REPLY_END, "getput on an MD the NIC cannot swap");
 	}
 	for (int i = 0; i < LEN; i++)
@@ -209,38 +130,26 @@ static int initiator(ptl_process_id_t peer, int getput)
 
 	/* the endpoints still work */
 	ptl_event_t ev;
-	CHECK(PtlGet(bmd, peer, PT, 0, BITS_GOOD, 0));
-	if (!wait_event(PTL_EVENT_REPLY_END, &ev) || ev.ni_fail_type != PTL_NI_OK ||
-	    ev.mlength != LEN)
+	MU_CHECK(PtlGet(bmd, peer, PT, 0, BITS_GOOD, 0));
+	if (!mu_wait_event(PTL_EVENT_REPLY_END, MU_ANY, &ev, WAIT_MS) ||
+	    ev.ni_fail_type != PTL_NI_OK || ev.mlength != LEN)
 		fail("a get from a good MD afterwards");
 	for (int i = 0; i < LEN; i++)
 		if (buf[i] != (char)(i * 7 + 3)) {
 			fail("the good get's bytes");
 			break;
 		}
-	sync_put(peer, SYNC_DONE);
+	mu_sync_put(peer, PT, BITS_SYNC, SYNC_DONE);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	int max_ifs, getput = argc > 1 && strcmp(argv[1], "--getput") == 0;
-	unsigned size;
+	int getput = argc > 1 && strcmp(argv[1], "--getput") == 0;
 	ptl_process_id_t peer;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	CHECK(PtlInit(&max_ifs));
-	CHECK(PtlSetRank(PTL_INVALID_HANDLE, -1, -1));
-	CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni));
-	CHECK(PtlGetRank(ni, &rank, &size));
-	if (size != 2) {
-		fprintf(stderr, "myri_dmafail: run with 2 ranks\n");
-		return 1;
-	}
-	CHECK(PtlGetRankId(ni, 1 - rank, &peer));
-	CHECK(PtlEQAlloc(ni, 1024, PTL_EQ_HANDLER_NONE, &eq));
+	rank = mu_init_pair("myri_dmafail", 1024, &peer);
 	int rc = rank == 0 ? target(peer, getput) : initiator(peer, getput);
-	CHECK(PtlNIFini(ni));
-	PtlFini();
+	mu_fini();
 	if (rc == 0 && failures == 0)
 		printf("dmafail: ok (rank %u)\n", rank);
 	return rc || failures ? 1 : 0;

@@ -15,12 +15,8 @@
  * (M >= 1001), the handlers took H >= 1001 headers, and N, C > 0.
  */
 #include "myri_dev.h"
+#include "myri_util.h"
 
-#include <p3rt/p3rt.h>
-#include <portals3.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -33,17 +29,6 @@
 #define NSMALL      1000
 #define LOOP_MAX_NS (60ull * 1000000000ull)
 
-#define CHECK(call)                                                                                \
-	do {                                                                                       \
-		int rc_ = (call);                                                                  \
-		if (rc_ != PTL_OK) {                                                               \
-			fprintf(stderr, "myri_intr: %s: %s\n", #call, PtlErrorStr(rc_));           \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
-
-static ptl_handle_ni_t ni;
-static ptl_handle_eq_t eq;
 static size_t big_len;
 
 static uint64_t clock_ns(clockid_t c)
@@ -66,31 +51,7 @@ static unsigned char big_byte(size_t i)
 static ptl_handle_md_t attach(ptl_match_bits_t bits, void *buf, size_t len, unsigned threshold)
 {
 	/* remote offsets place the small puts */
-	ptl_process_id_t any = {.nid = PTL_NID_ANY, .pid = PTL_PID_ANY};
-	ptl_handle_me_t me;
-	ptl_handle_md_t mdh;
-	ptl_md_t md = {.start = buf,
-	               .length = len,
-	               .threshold = (int)threshold,
-	               .options = PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE,
-	               .user_ptr = NULL,
-	               .eq_handle = eq};
-	CHECK(PtlMEAttach(ni, PT, any, bits, 0, PTL_RETAIN, PTL_INS_AFTER, &me));
-	CHECK(PtlMDAttach(me, md, PTL_RETAIN, &mdh));
-	return mdh;
-}
-
-static ptl_handle_md_t bind(void *buf, size_t len)
-{
-	ptl_handle_md_t mdh;
-	ptl_md_t md = {.start = buf,
-	               .length = len,
-	               .threshold = PTL_MD_THRESH_INF,
-	               .options = 0,
-	               .user_ptr = NULL,
-	               .eq_handle = eq};
-	CHECK(PtlMDBind(ni, md, PTL_RETAIN, &mdh));
-	return mdh;
+	return mu_attach(PT, bits, buf, len, (int)threshold, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE);
 }
 
 /* Wait (bounded) until `want` PUT_END events with these match bits (and,
@@ -98,18 +59,15 @@ static ptl_handle_md_t bind(void *buf, size_t len)
 static void wait_puts(ptl_match_bits_t bits, ptl_hdr_data_t data, unsigned want)
 {
 	ptl_event_t ev;
-	int which;
 	unsigned got = 0;
 	for (int slices = 0; got < want && slices < 600;) {
-		int rc = PtlEQPoll(&eq, 1, 100, &ev, &which);
-		if (rc == PTL_EQ_EMPTY) {
+		if (!mu_poll(&ev, 100)) {
 			slices++;
 			continue;
 		}
-		CHECK(rc == PTL_EQ_DROPPED ? PTL_FAIL : rc);
 		if (ev.ni_fail_type != PTL_NI_OK) {
 			fprintf(stderr, "myri_intr: %s failed: %s\n", PtlEventKindStr(ev.type),
-			        PtlNIFailStr(ni, ev.ni_fail_type));
+			        PtlNIFailStr(mu_ni, ev.ni_fail_type));
 			exit(1);
 		}
 		if (ev.type == PTL_EVENT_PUT_END && ev.match_bits == bits &&
@@ -122,26 +80,10 @@ static void wait_puts(ptl_match_bits_t bits, ptl_hdr_data_t data, unsigned want)
 	}
 }
 
-/* A zero-byte put to the peer's sync ME, repeated until acknowledged (the
- * peer may not have attached it yet: Portals drops what matches nothing). */
-static void sync_put(ptl_process_id_t peer, ptl_handle_md_t md, ptl_hdr_data_t what)
-{
-	for (int tries = 0; tries < 100; tries++) {
-		ptl_event_t ev;
-		int which, rc;
-		CHECK(PtlPutRegion(md, 0, 0, PTL_ACK_REQ, peer, PT, 0, BITS_SYNC, 0, what));
-		while ((rc = PtlEQPoll(&eq, 1, 200, &ev, &which)) == PTL_OK)
-			if (ev.type == PTL_EVENT_ACK)
-				return;
-	}
-	fprintf(stderr, "myri_intr: the peer never acknowledged a sync put\n");
-	exit(1);
-}
-
 static ptl_sr_value_t reg(unsigned idx)
 {
 	ptl_sr_value_t v = 0;
-	CHECK(PtlNIStatus(ni, PTL_SR_NAL_BASE + idx, &v));
+	MU_CHECK(PtlNIStatus(mu_ni, PTL_SR_NAL_BASE + idx, &v));
 	return v;
 }
 
@@ -149,12 +91,11 @@ static int target(ptl_process_id_t peer, int expect_interrupts)
 {
 	uint64_t *small = calloc(NSMALL, sizeof(uint64_t));
 	unsigned char *big = calloc(1, big_len);
-	char sync;
 	if (!small || !big)
 		return 1;
 	attach(BITS_SMALL, small, NSMALL * sizeof(uint64_t), PTL_MD_THRESH_INF);
 	attach(BITS_BIG, big, big_len, 1);
-	sync_put(peer, bind(&sync, 0), SYNC_READY);
+	mu_sync_put(peer, PT, BITS_SYNC, SYNC_READY);
 
 	/* Compute, no Portals call, until the last bytes are there. */
 	uint64_t w0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -195,7 +136,7 @@ static int target(ptl_process_id_t peer, int expect_interrupts)
 	       (unsigned long long)msgs, (unsigned long long)intrs, (unsigned long long)hdrs,
 	       (unsigned long long)passes, (unsigned long long)hns, (unsigned long long)hcpu,
 	       (unsigned long long)app_cpu, (unsigned long long)wall, x);
-	sync_put(peer, bind(&sync, 0), SYNC_DONE);
+	mu_sync_put(peer, PT, BITS_SYNC, SYNC_DONE);
 	if (expect_interrupts &&
 	    (msgs < NSMALL + 1 || intrs < msgs || hdrs < NSMALL + 1 || hns <= 0 || hcpu <= 0)) {
 		fprintf(stderr, "myri_intr: not served by per-header interrupts\n");
@@ -219,11 +160,12 @@ static int initiator(ptl_process_id_t peer)
 		big[i] = big_byte(i);
 	attach(BITS_SYNC, &sync, 0, PTL_MD_THRESH_INF);
 	wait_puts(BITS_SYNC, SYNC_READY, 1);
-	ptl_handle_md_t smd = bind(small, NSMALL * sizeof(uint64_t)), bmd = bind(big, big_len);
+	ptl_handle_md_t smd = mu_bind(small, NSMALL * sizeof(uint64_t)),
+	                bmd = mu_bind(big, big_len);
 	for (unsigned i = 0; i < NSMALL; i++)
-		CHECK(PtlPutRegion(smd, i * sizeof(uint64_t), sizeof(uint64_t), PTL_NOACK_REQ, peer,
-		                   PT, 0, BITS_SMALL, i * sizeof(uint64_t), 0));
-	CHECK(PtlPut(bmd, PTL_NOACK_REQ, peer, PT, 0, BITS_BIG, 0, 0));
+		MU_CHECK(PtlPutRegion(smd, i * sizeof(uint64_t), sizeof(uint64_t), PTL_NOACK_REQ,
+		                      peer, PT, 0, BITS_SMALL, i * sizeof(uint64_t), 0));
+	MU_CHECK(PtlPut(bmd, PTL_NOACK_REQ, peer, PT, 0, BITS_BIG, 0, 0));
 	wait_puts(BITS_SYNC, SYNC_DONE, 1);
 	free(small);
 	free(big);
@@ -232,25 +174,14 @@ static int initiator(ptl_process_id_t peer)
 
 int main(int argc, char **argv)
 {
-	int max_ifs, expect = argc > 1 && strcmp(argv[1], "--expect-interrupts") == 0;
-	unsigned rank, size;
+	int expect = argc > 1 && strcmp(argv[1], "--expect-interrupts") == 0;
 	ptl_process_id_t peer;
 	const char *mb = getenv("INTR_BIG_MB");
 	big_len = (size_t)(mb && *mb ? atoi(mb) : 64) << 20;
 	if (big_len == 0)
 		big_len = 1;
-	CHECK(PtlInit(&max_ifs));
-	CHECK(PtlSetRank(PTL_INVALID_HANDLE, -1, -1));
-	CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni));
-	CHECK(PtlGetRank(ni, &rank, &size));
-	if (size != 2) {
-		fprintf(stderr, "myri_intr: run with 2 ranks\n");
-		return 1;
-	}
-	CHECK(PtlGetRankId(ni, 1 - rank, &peer));
-	CHECK(PtlEQAlloc(ni, 8192, PTL_EQ_HANDLER_NONE, &eq));
+	unsigned rank = mu_init_pair("myri_intr", 8192, &peer);
 	int rc = rank == 0 ? target(peer, expect) : initiator(peer);
-	CHECK(PtlNIFini(ni));
-	PtlFini();
+	mu_fini();
 	return rc;
 }

@@ -259,6 +259,25 @@ static void rx_header(struct myri_host *h, const struct myri_evt *e)
 		myri_recv(h, NULL, &ctx, NULL, 0, 0, 0, e->len);
 }
 
+/* The NIC says a request's target failed before answering (mcpd_await.c):
+ * end the initiator's wait as the rmpp NALs do (nal/rmpp/ackwait.c).  The
+ * request's TX_DONE came before (events keep their order), so LIB has
+ * finalized it. */
+static void answer_lost(struct myri_host *h, const struct myri_evt *e)
+{
+	struct p3_hdr req;
+	if (p3_hdr_unpack(e->hdr, MYRI_HDR_LEN, &req) != 0)
+		return;
+	ptl_ni_fail_t why = p3_nal_fail_kind(e->status);
+	p3_lib_log(h->lib, 2, "myrinet: the %s %u:%u owed is lost (%s)",
+	           req.type == P3_MSG_PUT ? "ACK" : "REPLY", req.dst.nid, req.dst.pid,
+	           strerror(-e->status));
+	if (req.type == P3_MSG_PUT)
+		p3_lib_ack_lost(h->lib, req.dst, req.md_handle, req.md_offset, why);
+	else
+		p3_lib_reply_lost(h->lib, req.dst, req.md_handle, req.md_offset, why);
+}
+
 static void handle_event(struct myri_host *h, const struct myri_evt *e)
 {
 	struct p3_msg *msg;
@@ -286,6 +305,9 @@ static void handle_event(struct myri_host *h, const struct myri_evt *e)
 	case MYRI_EVT_RX_DONE:
 		if ((msg = slot_take(h, e->token, &rx_token)) != NULL)
 			p3_lib_finalize(h->lib, msg, p3_nal_fail_kind(e->status));
+		break;
+	case MYRI_EVT_ANSWER_LOST:
+		answer_lost(h, e);
 		break;
 	default:
 		p3_lib_log(h->lib, 1, "myrinet: unknown event type %u ignored", e->type);

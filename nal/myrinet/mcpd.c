@@ -25,9 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MCPD_DEFAULT_BASE_PORT 23000
-#define MCPD_DEFAULT_SPIN_US   50
-#define MCPD_SPIN_REFRESH_US   100000
+#define MCPD_DEFAULT_BASE_PORT    23000
+#define MCPD_DEFAULT_SPIN_US      50
+#define MCPD_SPIN_REFRESH_US      100000
+#define MCPD_DEFAULT_PEER_DEAD_MS 2000
 
 static struct mcpd *g_nic;
 /* SIGTERM and SIGINT are blocked but inside epoll_pwait (with this mask):
@@ -91,6 +92,13 @@ static void print_counters(const struct mcpd *nic, FILE *out)
 	        (unsigned long long)nic->stats.attach_rejected);
 	for (int i = 0; i < MYRI_NCOUNTERS; i++)
 		fprintf(out, "%s %llu\n", names[i], (unsigned long long)sum[i]);
+	fprintf(out, "peers_dead %llu\npeers_gone %llu\nops_peer_failed %llu\nanswers_lost %llu\n",
+	        (unsigned long long)nic->stats.peers_dead,
+	        (unsigned long long)nic->stats.peers_gone,
+	        (unsigned long long)nic->stats.ops_peer_failed,
+	        (unsigned long long)nic->stats.answers_lost);
+	fprintf(out, "drained %llu\ndrain_cut %llu\n", (unsigned long long)nic->stats.drained,
+	        (unsigned long long)nic->stats.drain_cut);
 	mcpd_intr_print(nic, out);
 }
 
@@ -107,7 +115,13 @@ static void answer_counters(struct mcpd *nic, int fd)
 		perror("mcpd: counters reply");
 }
 
-static void reap_dead(struct mcpd *nic);
+static void reap(struct mcpd *nic, int force);
+
+/* Detach the endpoints whose host is gone (draining ones when drained). */
+static void reap_dead(struct mcpd *nic)
+{
+	reap(nic, 0);
+}
 
 /* The loop's spin after an attach or detach: none when every CPU the NIC
  * may run on is the only CPU of an attached host (the benchmark placement
@@ -137,7 +151,7 @@ static void reap_hung(struct mcpd *nic)
 		if (poll(&p, 1, 0) > 0)
 			ep->dead = 1;
 	}
-	reap_dead(nic);
+	reap(nic, 1); /* draining ones too: the host's pid may be theirs */
 }
 
 /* One request on a new connection: an attach (with three descriptors) or a
@@ -205,11 +219,45 @@ static void accept_one(struct mcpd *nic)
 		close(fd);
 }
 
-static void reap_dead(struct mcpd *nic)
+/* A host is gone (its hang-up) while its endpoint still has sends on the
+ * wire -- the last ACK it owed a peer, a put whose data is in NIC memory:
+ * they drain in the background for rmpp's LINGER_US at most, the wire
+ * progressed by the loop, instead of inside rmpp_ep_destroy, where every
+ * other endpoint of the NIC waited for them (up to 250 ms).  1 while the
+ * endpoint stays for that, 0 when it goes. */
+static int ep_linger(struct mcpd *nic, struct mcpd_ep *ep, int force)
+{
+	uint64_t t = now_us();
+	if (force && ep->tx_inflight) {
+		/* a re-attach wants its pid now (or the NIC stops): the drain
+		 * finishes here, blocking, as rmpp_ep_destroy's own linger did */
+		uint64_t until = ep->closing ? ep->close_by : t + nic->linger_us;
+		while (ep->tx_inflight && now_us() < until)
+			rmpp_progress(ep->wire, 1);
+	}
+	if (!ep->closing) {
+		if (force || !ep->tx_inflight || !nic->linger_us)
+			return 0;
+		ep->closing = 1;
+		ep->close_by = t + nic->linger_us;
+		epoll_ctl(nic->epoll_fd, EPOLL_CTL_DEL, ep->conn_fd, NULL);
+		epoll_ctl(nic->epoll_fd, EPOLL_CTL_DEL, ep->doorbell_fd, NULL);
+		return 1;
+	}
+	if (ep->tx_inflight && t < ep->close_by && !force)
+		return 1;
+	if (ep->tx_inflight)
+		nic->stats.drain_cut++;
+	else
+		nic->stats.drained++;
+	return 0;
+}
+
+static void reap(struct mcpd *nic, int force)
 {
 	for (struct mcpd_ep **pp = &nic->eps; *pp;) {
 		struct mcpd_ep *ep = *pp;
-		if (!ep->dead) {
+		if (!ep->dead || ep_linger(nic, ep, force)) {
 			pp = &ep->next;
 			continue;
 		}
@@ -246,9 +294,12 @@ static int poll_all(struct mcpd *nic)
 		spin_update(nic);
 	}
 	for (struct mcpd_ep *ep = nic->eps; ep; ep = ep->next) {
-		int w = mcpd_ep_flush_events(ep);
-		w += mcpd_ep_poll_cmds(ep);
-		w += mcpd_ep_resume(ep);
+		int w = 0;
+		if (!ep->closing) { /* else the host is gone: only the wire runs */
+			w += mcpd_ep_flush_events(ep);
+			w += mcpd_ep_poll_cmds(ep);
+			w += mcpd_ep_resume(ep);
+		}
 		if (w || ep->wire_due || all) {
 			int n = rmpp_progress(ep->wire, 0); /* arms the wire's timers too */
 			ep->wire_due = 0;
@@ -263,6 +314,10 @@ static int set_sleeping(struct mcpd *nic, uint32_t v)
 {
 	int pending = 0;
 	for (struct mcpd_ep *ep = nic->eps; ep; ep = ep->next) {
+		if (ep->closing) { /* no host to ring: wake for its linger time */
+			pending = pending ? pending : -1;
+			continue;
+		}
 		atomic_store(&ep->seg->nic_sleeping, v);
 		if (v && atomic_load(&ep->seg->cmdq.tail) != atomic_load(&ep->seg->cmdq.head))
 			pending = 1;
@@ -341,6 +396,23 @@ static void run(struct mcpd *nic)
 	}
 }
 
+/* SIGTERM/SIGINT: no more attaches; every endpoint detached, their sends
+ * given the linger time to drain (the NIC goes on moving them), then the
+ * rest fails. */
+static void shut_down(struct mcpd *nic)
+{
+	epoll_ctl(nic->epoll_fd, EPOLL_CTL_DEL, nic->listen_fd, NULL);
+	close(nic->listen_fd);
+	for (struct mcpd_ep *ep = nic->eps; ep; ep = ep->next)
+		ep->dead = 1;
+	uint64_t until = now_us() + nic->linger_us;
+	for (reap_dead(nic); nic->eps && now_us() < until; reap_dead(nic)) {
+		poll_all(nic);
+		take_ready(nic, 1);
+	}
+	reap(nic, 1);
+}
+
 static int query_counters(const char *tag)
 {
 	struct sockaddr_un sa;
@@ -383,10 +455,14 @@ static void usage(FILE *out)
 	    "                        (default $P3_MCPD_SPIN_US or %d, yielding the CPU; none\n"
 	    "                        when every CPU the NIC may use is the only CPU of an\n"
 	    "                        attached host: it then blocks at once)\n"
+	    "  -d, --peer-dead-ms N  a peer NIC silent this long (after its first unanswered\n"
+	    "                        timeout) is dead: what waits on it fails (default\n"
+	    "                        $P3_MCPD_PEER_DEAD_MS or %d; all in all within N ms\n"
+	    "                        + 2 s of its last frame)\n"
 	    "  -c, --counters        print the counters of the NIC already running and exit\n"
 	    "  -h, --help            this text\n"
 	    "SIGTERM/SIGINT: detach every endpoint (their operations fail) and exit.\n",
-	    MCPD_DEFAULT_BASE_PORT, MCPD_DEFAULT_SPIN_US);
+	    MCPD_DEFAULT_BASE_PORT, MCPD_DEFAULT_SPIN_US, MCPD_DEFAULT_PEER_DEAD_MS);
 }
 
 static int listen_on(struct mcpd *nic, const char *tag)
@@ -434,11 +510,15 @@ static int set_link(struct mcpd *nic, const char *link, const char *ifname)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"nic", required_argument, NULL, 'n'},     {"base-port", required_argument, NULL, 'p'},
-	    {"spin-us", required_argument, NULL, 's'}, {"counters", no_argument, NULL, 'c'},
-	    {"help", no_argument, NULL, 'h'},          {"link", required_argument, NULL, 'l'},
-	    {"ifname", required_argument, NULL, 'i'},  {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"nic", required_argument, NULL, 'n'},
+	                                     {"base-port", required_argument, NULL, 'p'},
+	                                     {"spin-us", required_argument, NULL, 's'},
+	                                     {"counters", no_argument, NULL, 'c'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {"link", required_argument, NULL, 'l'},
+	                                     {"ifname", required_argument, NULL, 'i'},
+	                                     {"peer-dead-ms", required_argument, NULL, 'd'},
+	                                     {NULL, 0, NULL, 0}};
 	static struct mcpd nic;
 	const char *tag = getenv("P3_MYRI_NIC");
 	const char *s = getenv("P3_MYRI_BASE_PORT");
@@ -448,11 +528,13 @@ int main(int argc, char **argv)
 	nic.base_port = s && *s ? (unsigned)strtoul(s, NULL, 0) : MCPD_DEFAULT_BASE_PORT;
 	nic.spin_us = MCPD_DEFAULT_SPIN_US;
 	nic.spin_auto = 1;
+	s = getenv("P3_MCPD_PEER_DEAD_MS");
+	nic.peer_dead_ms = s && *s ? (unsigned)strtoul(s, NULL, 0) : MCPD_DEFAULT_PEER_DEAD_MS;
 	if ((s = getenv("P3_MCPD_SPIN_US")) && *s) {
 		nic.spin_us = (unsigned)strtoul(s, NULL, 0);
 		nic.spin_auto = 0;
 	}
-	while ((o = getopt_long(argc, argv, "n:p:s:l:i:ch", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "n:p:s:l:i:d:ch", opts, NULL)) != -1) {
 		switch (o) {
 		case 'n':
 			tag = optarg;
@@ -466,6 +548,9 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			counters = 1;
+			break;
+		case 'd':
+			nic.peer_dead_ms = (unsigned)strtoul(optarg, NULL, 0);
 			break;
 		case 'l':
 			link = optarg;
@@ -491,6 +576,7 @@ int main(int argc, char **argv)
 	if (listen_on(&nic, tag) != 0)
 		return 1;
 	nic.spin_eff = nic.spin_us;
+	nic.linger_us = mcpd_wire_linger_us();
 	g_nic = &nic;
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigset_t stop_sigs;
@@ -504,9 +590,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	run(&nic);
-	for (struct mcpd_ep *ep = nic.eps; ep; ep = ep->next)
-		ep->dead = 1;
-	reap_dead(&nic);
+	shut_down(&nic);
 	if (getenv("P3_MYRI_STATS"))
 		print_counters(&nic, stderr);
 	free(nic.macs);

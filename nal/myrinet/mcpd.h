@@ -5,6 +5,7 @@
 #ifndef P3_MCPD_H
 #define P3_MCPD_H
 
+#include "answer_q.h"
 #include "myri_dev.h"
 #include "rmpp.h"
 
@@ -81,6 +82,13 @@ struct mcpd_ep {
 	int dead;             /* tear down at the next loop turn */
 	int wire_due;         /* progress the wire in the next pass (mcpd.c) */
 	int intr_per_hdr;     /* MYRI_CMD_INTR_CTL: an interrupt per RX_HDR event */
+	/* Requests whose target owes an answer (a put's ACK, a get's REPLY):
+	 * sent, and handed over by rmpp (mcpd_await.c) */
+	struct p3_aq await_unsent, await_sent;
+	uint32_t nawait;
+	uint32_t tx_inflight; /* sends rmpp has not completed (the host's, LIB's) */
+	int closing;          /* the host is gone, the wire drains them (mcpd.c) */
+	uint64_t close_by;    /* ...until then at the most */
 	struct mcpd_ep *next;
 };
 
@@ -89,6 +97,13 @@ struct mcpd_stats {
 	uint64_t attaches, detaches, attach_rejected, endpoints;
 	uint64_t counters[MYRI_NCOUNTERS];           /* summed over detached endpoints */
 	uint64_t host_counters[MYRI_NHOST_COUNTERS]; /* likewise */
+	/* peers that failed (mcpd_await.c): declared dead; closed, reset or
+	 * restarted; messages rmpp failed because of that; ACKs and REPLYs
+	 * owed by such a peer that the NIC declared lost */
+	uint64_t peers_dead, peers_gone, ops_peer_failed, answers_lost;
+	/* endpoints whose host left with sends on the wire: drained in the
+	 * background, or cut at the linger time */
+	uint64_t drained, drain_cut;
 };
 
 /* A peer nid's MAC address (ether wire), looked up once. */
@@ -106,6 +121,8 @@ struct mcpd {
 	size_t nmacs;
 	unsigned base_port;
 	unsigned spin_us;
+	unsigned peer_dead_ms; /* a silent peer is declared dead after this (--peer-dead-ms) */
+	uint64_t linger_us;    /* how long a gone host's sends may drain (rmpp's LINGER_US) */
 	int spin_auto;         /* spin_us not given: 0 when the hosts cover our CPUs */
 	unsigned spin_eff;     /* the spin of the event loop now (spin_update) */
 	uint64_t wires_all_at; /* when every wire last got a pass (mcpd.c) */
@@ -149,6 +166,23 @@ void mcpd_off_destroy(struct mcpd_ep *ep);
 /* mcpd_wire.c: the endpoint's rmpp endpoint (udp or ether) and peer addresses */
 int mcpd_wire_open(struct mcpd_ep *ep, uint32_t want_pid, const struct rmpp_callbacks *cb);
 int mcpd_wire_addr(struct mcpd_ep *ep, uint32_t nid, uint32_t pid, struct rmpp_addr *out);
+/* rmpp's LINGER_US (P3_RMPP_LINGER_US): the NIC's wires have none, mcpd.c
+ * lingers for them */
+uint64_t mcpd_wire_linger_us(void);
+
+/* mcpd_await.c: answers owed by peers, failed when a peer fails.  add
+ * before the request enters rmpp (cookie = its rmpp cookie), sent from its
+ * tx_done (or with the error when rmpp_send refused it), answer for every
+ * arriving header, peer_gone from the peer_event upcall, clear at teardown. */
+void mcpd_await_add(struct mcpd_ep *ep, const struct rmpp_addr *peer, const uint8_t *hdr,
+                    const void *cookie);
+void mcpd_await_sent(struct mcpd_ep *ep, const void *cookie, int status);
+void mcpd_await_answer(struct mcpd_ep *ep, const void *hdr, size_t hdr_len);
+void mcpd_await_peer_gone(struct mcpd_ep *ep, const struct rmpp_addr *peer,
+                          enum rmpp_peer_event ev);
+void mcpd_await_clear(struct mcpd_ep *ep);
+/* offload: the endpoint's LIB (NULL when closed), made current for a call */
+struct p3_lib *mcpd_off_lib(struct mcpd_ep *ep);
 
 /* mcpd_cmd.c: the command-queue entry check (also the fuzz target's entry) */
 int mcpd_cmd_check(const struct myri_cmd *cmd);

@@ -176,6 +176,8 @@ static int wire_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, 
                        uint64_t msg_len, struct rmpp_rx_accept *acc)
 {
 	struct mcpd_ep *ep = arg;
+	/* an ACK or REPLY a request waited for: no longer owed */
+	mcpd_await_answer(ep, hdr, hdr_len);
 	if (ep->off) /* offload: LIB in the NIC matches it */
 		return mcpd_off_rx_hdr(ep, src, hdr, hdr_len, msg_len, acc);
 	memset(acc, 0, sizeof(*acc));
@@ -216,11 +218,19 @@ static int wire_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, 
 	return RMPP_RX_ACCEPT;
 }
 
+/* A transfer rmpp ended because its peer failed: counted (mcpd --counters). */
+static void count_peer_failure(struct mcpd_ep *ep, int status)
+{
+	if (status == -ETIMEDOUT || status == -ECONNRESET)
+		ep->nic->stats.ops_peer_failed++;
+}
+
 static void wire_rx_done(void *arg, void *cookie, int status, uint64_t accepted)
 {
 	struct mcpd_ep *ep = arg;
 	struct mcpd_rx *rx = cookie;
 	(void)accepted;
+	count_peer_failure(ep, status);
 	if (ep->off) {
 		mcpd_off_rx_done(ep, cookie, status);
 		return;
@@ -261,6 +271,10 @@ static void wire_tx_done(void *arg, void *cookie, int status, uint64_t accepted)
 	struct mcpd_ep *ep = arg;
 	struct mcpd_tx *tx = cookie;
 	(void)accepted;
+	count_peer_failure(ep, status);
+	mcpd_await_sent(ep, cookie, status);
+	if (ep->tx_inflight)
+		ep->tx_inflight--;
 	if (ep->off) {
 		mcpd_off_tx_done(ep, cookie, status);
 		return;
@@ -298,9 +312,16 @@ static int cmd_send(struct mcpd_ep *ep, const struct myri_cmd *cmd)
 	tx->iov.iov_len = cmd->len;
 	struct rmpp_addr to;
 	rc = mcpd_wire_addr(ep, cmd->dst_nid, cmd->dst_pid, &to);
-	if (rc == 0)
+	if (rc == 0) {
+		mcpd_await_add(ep, &to, cmd->hdr, tx);
+		ep->tx_inflight++; /* before: its tx_done may come from inside */
 		rc = rmpp_send(ep->wire, &to, cmd->hdr, MYRI_HDR_LEN, &tx->iov, cmd->len ? 1 : 0, 0,
 		               cmd->len, tx);
+		if (rc) {
+			ep->tx_inflight--;
+			mcpd_await_sent(ep, tx, rc);
+		}
+	}
 	if (rc) {
 		free(tx);
 		free(buf);
@@ -316,6 +337,7 @@ static void wire_peer_event(void *arg, const struct rmpp_addr *peer, enum rmpp_p
 {
 	struct mcpd_ep *ep = arg;
 	(void)epoch;
+	mcpd_await_peer_gone(ep, peer, ev); /* the answers it owed are lost */
 	if (ev == RMPP_PEER_DEAD)
 		rmpp_peer_forget(ep->wire, peer); /* a later send starts a new handshake */
 }
@@ -430,6 +452,7 @@ void mcpd_ep_destroy(struct mcpd_ep *ep)
 		mcpd_off_destroy(ep); /* LIB fails what it has in flight */
 	if (ep->wire)
 		rmpp_ep_destroy(ep->wire); /* upcalls fail what is in flight */
+	mcpd_await_clear(ep);
 	for (uint32_t i = 0; i < MCPD_RX_SLOTS; i++)
 		if (ep->rx[i].in_use)
 			rx_release(&ep->rx[i]);

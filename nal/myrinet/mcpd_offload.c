@@ -271,9 +271,16 @@ static int nic_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr,
 	rc = move_window(ep, msg, 0, op->buf, iov, niov, offset, len);
 	uint8_t wire[MYRI_HDR_LEN];
 	p3_hdr_pack(hdr, wire);
-	if (rc == 0)
+	if (rc == 0) {
+		mcpd_await_add(ep, &to, wire, op); /* an ACK or REPLY is owed: watched */
+		ep->tx_inflight++;                 /* a gone host's sends drain (mcpd.c) */
 		rc = rmpp_send(ep->wire, &to, wire, MYRI_HDR_LEN, &op->buf_iov, len ? 1 : 0, 0, len,
 		               op);
+		if (rc) {
+			ep->tx_inflight--;
+			mcpd_await_sent(ep, op, rc);
+		}
+	}
 	if (rc) {
 		op_free(o, op);
 		return rc;
@@ -444,6 +451,12 @@ void mcpd_off_tx_done(struct mcpd_ep *ep, void *cookie, int status)
 	g_cur = o;
 	if (msg && o->lib)
 		p3_lib_finalize(o->lib, msg, p3_nal_fail_kind(status));
+}
+
+struct p3_lib *mcpd_off_lib(struct mcpd_ep *ep)
+{
+	g_cur = ep->off;
+	return ep->off ? ep->off->lib : NULL;
 }
 
 /* ---- the LIB commands ------------------------------------------------------ */

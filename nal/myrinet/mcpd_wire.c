@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MCPD_DEAD_TIMEOUTS 3u
+
 static int mac_of(struct mcpd_ep *ep, uint32_t nid, uint8_t mac[6])
 {
 	struct mcpd *nic = ep->nic;
@@ -50,6 +52,13 @@ static int mac_of(struct mcpd_ep *ep, uint32_t nid, uint8_t mac[6])
 		memcpy(nic->macs[nic->nmacs++].mac, mac, 6);
 	}
 	return 0;
+}
+
+uint64_t mcpd_wire_linger_us(void)
+{
+	struct rmpp_config cfg;
+	rmpp_config_init(&cfg);
+	return cfg.linger_us;
 }
 
 int mcpd_wire_addr(struct mcpd_ep *ep, uint32_t nid, uint32_t pid, struct rmpp_addr *out)
@@ -83,14 +92,35 @@ static int pid_taken(const struct mcpd *nic, uint32_t pid)
 	return 0;
 }
 
+/* rmpp's settings (P3_RMPP_*), but a silent peer is dead after
+ * --peer-dead-ms, not rmpp's 30 s: that long is for a peer host in app
+ * progress, which may compute for seconds without acknowledging; the peer
+ * here is a NIC, which acknowledges from its event loop whatever its hosts
+ * do.  DEAD_TIMEOUTS goes from 15 to 3: with the retransmit timeout backed
+ * off from a loaded machine's RTT (hundreds of ms, doubling up to
+ * RTO_MAX_US, 1 s) 15 or even 8 unanswered timeouts took 4-7 s; with 3 the
+ * time decides: a peer is declared dead --peer-dead-ms after its first
+ * unanswered timeout (itself at most one retransmit timeout after the last
+ * frame), plus at most one more: --peer-dead-ms + 2 s at worst (mcpd(8)). */
+static void wire_config(const struct mcpd *nic, struct rmpp_config *cfg)
+{
+	rmpp_config_init(cfg);
+	cfg->dead_min_us = (uint64_t)nic->peer_dead_ms * 1000u;
+	cfg->linger_us = 0; /* a gone host's sends drain without blocking the NIC (mcpd.c) */
+	if (!getenv("P3_RMPP_DEAD_TIMEOUTS") && cfg->dead_timeouts > MCPD_DEAD_TIMEOUTS)
+		cfg->dead_timeouts = MCPD_DEAD_TIMEOUTS;
+}
+
 int mcpd_wire_open(struct mcpd_ep *ep, uint32_t want_pid, const struct rmpp_callbacks *cb)
 {
 	struct mcpd *nic = ep->nic;
 	char ip[INET_ADDRSTRLEN];
 	struct in_addr in = {.s_addr = htonl(ep->nid)};
 	inet_ntop(AF_INET, &in, ip, sizeof(ip));
+	struct rmpp_config cfg;
+	wire_config(nic, &cfg);
 	struct rmpp_ep_attr attr = {
-	    .link = nic->link, .udp_addr = ip, .ifname = nic->ifname, .cb = *cb};
+	    .link = nic->link, .udp_addr = ip, .ifname = nic->ifname, .cfg = &cfg, .cb = *cb};
 	int any = want_pid == UINT32_MAX;
 	uint32_t pid = any ? (uint32_t)(ep->ospid % 4096) + 1 : want_pid;
 	int rc = -EINVAL;

@@ -100,13 +100,18 @@ struct myri_cmd {
 
 /* ---- events (NIC -> host) ----------------------------------------------- */
 enum myri_evt_type {
-	MYRI_EVT_TX_DONE = 1,   /* SEND token finished: status 0 or -errno */
-	MYRI_EVT_RX_HDR = 2,    /* a message arrived: hdr, len = payload bytes,
-	                           token = the NIC's (answer DELIVER/DISCARD) */
-	MYRI_EVT_RX_DONE = 3,   /* DELIVER token's bytes are in place (status) */
-	MYRI_EVT_REJECT = 4,    /* command rejected: token as given, status */
-	MYRI_EVT_LIB_REPLY = 5, /* LIB call `token` returned: status = PTL_* code,
-	                           hdr[] = its results (struct myri_lib_*) */
+	MYRI_EVT_TX_DONE = 1,     /* SEND token finished: status 0 or -errno */
+	MYRI_EVT_RX_HDR = 2,      /* a message arrived: hdr, len = payload bytes,
+	                             token = the NIC's (answer DELIVER/DISCARD) */
+	MYRI_EVT_RX_DONE = 3,     /* DELIVER token's bytes are in place (status) */
+	MYRI_EVT_REJECT = 4,      /* command rejected: token as given, status */
+	MYRI_EVT_LIB_REPLY = 5,   /* LIB call `token` returned: status = PTL_* code,
+	                             hdr[] = its results (struct myri_lib_*) */
+	MYRI_EVT_ANSWER_LOST = 6, /* the answer (ACK, REPLY) a SENT request is
+	                             owed will not come: its target failed after
+	                             the request's TX_DONE; hdr[] = the request's
+	                             header, status -ETIMEDOUT (dead) or
+	                             -ECONNRESET (closed, reset, restarted) */
 };
 
 struct myri_evt {

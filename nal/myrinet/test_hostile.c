@@ -12,6 +12,8 @@
 #include "eq_ring.h"
 #include "myri_dev.h"
 
+#include "hdr.c" /* p3_hdr_pack: a Portals request header, as a host's LIB builds it */
+
 #include <portals3.h>
 
 #include <errno.h>
@@ -198,6 +200,43 @@ static void test_hangup_runs_queued(struct ep *to)
 		struct myri_cmd d = {.op = MYRI_CMD_DISCARD, .nic_token = rx.token, .token = 91};
 		push(to, &d);
 	}
+}
+
+/* A peer that dies between a request and its answer (mcpd_await.c): a put
+ * that wants an ACK reaches the target endpoint, whose host then hangs up
+ * without answering.  The NIC drops that endpoint (rmpp CLOSE to the
+ * initiator's wire), and the initiator, after the put's TX_DONE, gets
+ * ANSWER_LOST carrying the request's header (before: nothing, and its LIB
+ * waited for the ACK forever). */
+static void test_answer_lost(void)
+{
+	struct ep t, i;
+	if (ep_attach(&t, UINT32_MAX) != 0 || ep_attach(&i, UINT32_MAX) != 0) {
+		CHECK(0, "attach the endpoints of the lost answer");
+		return;
+	}
+	struct p3_hdr h = {.type = P3_MSG_PUT,
+	                   .src = {.nid = i.nid, .pid = i.pid},
+	                   .dst = {.nid = t.nid, .pid = t.pid},
+	                   .md_handle = 77,
+	                   .md_offset = 5};
+	struct myri_cmd c = send_cmd(&t, 95, 0, 0, 0, 0);
+	c.nreg = 0;
+	p3_hdr_pack(&h, c.hdr);
+	push(&i, &c);
+	expect(&i, MYRI_EVT_TX_DONE, 95, 0, "a put that wants an ACK went");
+	struct myri_evt ev;
+	int rc = next_event(&t, &ev);
+	CHECK(rc == 0 && ev.type == MYRI_EVT_RX_HDR, "its target's NIC has it (event %d type %u)",
+	      rc, rc ? 0 : ev.type);
+	close(t.sock); /* the target's host is gone: its ACK will not come */
+	rc = next_event(&i, &ev);
+	CHECK(rc == 0 && ev.type == MYRI_EVT_ANSWER_LOST && ev.status == -ECONNRESET &&
+	          memcmp(ev.hdr, c.hdr, MYRI_HDR_LEN) == 0,
+	      "the target hung up without answering: ANSWER_LOST with the request "
+	      "(event %d type %u status %d)",
+	      rc, rc ? 0 : ev.type, rc ? 0 : ev.status);
+	close(i.sock);
 }
 
 /* ---- offload: LIB commands from a hostile host --------------------------- */
@@ -630,6 +669,7 @@ int main(void)
 	/* b's registration 0 is unset: rejected; a NIC that still works says so */
 	expect(&b, MYRI_EVT_REJECT, 30, -EACCES, "the NIC still serves old endpoints");
 	test_hangup_runs_queued(&b);
+	test_answer_lost();
 	test_offload(&c2, dst);
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;

@@ -433,6 +433,45 @@ START_TEST(t_gso)
 }
 END_TEST
 
+/* rmpp_peer_watch: a watched peer that answers the keepalive probes is
+ * alive however long the watch lasts; one that falls silent is declared
+ * dead after DEAD_TIMEOUTS probes spanning DEAD_MIN_US.  (Before, an answer
+ * to a keepalive did not count: the myrinet NIC, watching a target that
+ * owed a Portals ACK, declared the live target's NIC dead after 1 s.) */
+static bool a_saw_dead(void *arg)
+{
+	(void)arg;
+	return A.ev_dead > 0;
+}
+
+START_TEST(t_watch_alive)
+{
+	struct rmpp_config cfg;
+	rmpp_config_init(&cfg);
+	cfg.dead_min_us = 200000;
+	cfg.dead_timeouts = 3;
+	cfg.keepalive_us = 20000;
+	h_ep_fini(&A);
+	h_ep_init(&A, &cfg, 0, 1);
+	ck_assert_int_eq(h_send(&A, &B, 8, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 1, 5000));
+	ck_assert_int_eq(rmpp_peer_watch(A.ep, &B.addr, +1), 1);
+	struct h_ep *both[2] = {&A, &B}, *a_only[1] = {&A};
+	/* B alive: 1 s of keepalives (~50 of them), all answered */
+	ck_assert(!h_run(both, 2, a_saw_dead, NULL, 1000));
+	struct rmpp_counters ca;
+	h_counters(&A, &ca);
+	ck_assert_uint_ge(ca.probes_tx, 10);
+	ck_assert_uint_eq(A.ev_dead, 0);
+	/* B silent (nobody drives it): dead soon after DEAD_MIN_US */
+	uint64_t t0 = h_now_us();
+	ck_assert(h_run(a_only, 1, a_saw_dead, NULL, 5000));
+	uint64_t dt = h_now_us() - t0;
+	ck_assert_uint_ge(dt, 200000);
+	ck_assert_uint_lt(dt, 3000000); /* slack for a loaded machine */
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("rmpp-udp");
@@ -451,6 +490,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_pollable_fd);
 	tcase_add_test(tc, t_direct_sockets);
 	tcase_add_test(tc, t_gso);
+	tcase_add_test(tc, t_watch_alive);
 	suite_add_tcase(s, tc);
 	return s;
 }
