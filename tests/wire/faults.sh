@@ -148,6 +148,26 @@ start_initiator() {
 	ip_=$!; PIDS="$PIDS $ip_"
 }
 wait_traffic() { wait_file "$WORK/progress" 20 || bad "no traffic before the $1"; }
+# kill_target_mid_run WHAT: 400 puts, the target SIGKILLed once traffic
+# flows.  DEAD_MIN_US 5 s instead of 30 s keeps the cases short (rmpp's unit
+# test t_dead_min checks the time bound itself); wireput waits up to 60 s.
+kill_target_mid_run() {
+	start_target app 400 1
+	start_initiator 0 app 400 1 WIREPUT_PROGRESS_FILE="$WORK/progress" \
+		P3_RMPP_DEAD_MIN_US=5000000 WIREPUT_TIMEOUT_MS=60000
+	wait_traffic "$1"
+	kill -9 "$tp"; wait "$tp" 2>/dev/null
+}
+# initiator_end TENTHS: wait at most TENTHS tenths of a second for the
+# initiator to end, then kill it; sets $w (tenths waited), $dt (seconds),
+# $irc (its exit code)
+initiator_end() {
+	t0=$(date +%s) w=0
+	while kill -0 "$ip_" 2>/dev/null && [ $w -lt "$1" ]; do sleep 0.1; w=$((w + 1)); done
+	dt=$(($(date +%s) - t0))
+	kill -9 "$ip_" 2>/dev/null
+	wait "$ip_"; irc=$?
+}
 # stop_target_1s: SIGSTOP the target for 1 s mid-stream, then wait for both
 # sides (exit codes in $irc, $trc)
 stop_target_1s() {
@@ -239,19 +259,8 @@ case_trunc() { # §4.8: truncated or padded frames (receiver shim) -> exact leng
 case_death() { # §4.10: the target dies (SIGKILL) mid-transfer -> PEER_DEAD within a bound
 	bed bridge
 	capture_start 1 "$WORK/death.pcap"
-	start_target app 400 1
-	# DEAD_MIN_US 5 s instead of 30 s keeps the case short (rmpp's unit test
-	# t_dead_min checks the time bound itself); wireput waits up to 60 s
-	start_initiator 0 app 400 1 WIREPUT_PROGRESS_FILE="$WORK/progress" \
-		P3_RMPP_DEAD_MIN_US=5000000 WIREPUT_TIMEOUT_MS=60000
-	wait_traffic death
-	kill -9 "$tp"; wait "$tp" 2>/dev/null
-	t0=$(date +%s)
-	w=0
-	while kill -0 "$ip_" 2>/dev/null && [ $w -lt 1200 ]; do sleep 0.1; w=$((w + 1)); done
-	dt=$(($(date +%s) - t0))
-	kill -9 "$ip_" 2>/dev/null
-	wait "$ip_"; irc=$?
+	kill_target_mid_run death
+	initiator_end 1200
 	capture_stop
 	summary death | sed 's/^/    /'
 	tail -2 "$WORK/ini.out" | sed 's/^/    /'
@@ -261,22 +270,12 @@ case_death() { # §4.10: the target dies (SIGKILL) mid-transfer -> PEER_DEAD wit
 case_restart() { # §4.9: the target restarts (new epoch) -> old ops fail, new ones succeed
 	bed bridge
 	capture_start 0 "$WORK/restart.pcap"
-	start_target app 400 1
-	# DEAD_MIN_US 5 s instead of 30 s keeps the case short (rmpp's unit test
-	# t_dead_min checks the time bound itself); wireput waits up to 60 s
-	start_initiator 0 app 400 1 WIREPUT_PROGRESS_FILE="$WORK/progress" \
-		P3_RMPP_DEAD_MIN_US=5000000 WIREPUT_TIMEOUT_MS=60000
-	wait_traffic restart
-	kill -9 "$tp"; wait "$tp" 2>/dev/null
+	kill_target_mid_run restart
 	# a new incarnation of the target (same nid/pid, new epoch), smaller job
 	rm -f "$WORK/ready"
 	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 app) "$WIREPUT" 30 2 "$WORK/ready" >"$WORK/tgt2.out" 2>&1 &
 	tp2=$!; PIDS="$PIDS $tp2"
-	t0=$(date +%s)
-	w=0
-	while kill -0 "$ip_" 2>/dev/null && [ $w -lt 600 ]; do sleep 0.1; w=$((w + 1)); done
-	dt=$(($(date +%s) - t0))
-	kill -9 "$ip_" 2>/dev/null; wait "$ip_"
+	initiator_end 600
 	grep -v regs "$WORK/ini.out" | tail -3 | sed 's/^/    /'
 	expect "old initiator's operations failed with PEER_RESTARTED (3) after ${dt} s" \
 		grep -q "ni_fail_type 3" "$WORK/ini.out"
