@@ -462,6 +462,16 @@ void ptl3_atomic_on_event_locked(struct ptl3_ep *ep, struct ptl3_op *op, const p
 
 /* ---- fi_ops_atomic */
 
+/* every entry point of fi_ops_atomic ends here: one operation of `kind` */
+static ssize_t atomic_call(struct fid_ep *fep, int kind, const void *buf, const void *compare,
+                           void *result, size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
+                           enum fi_datatype dt, enum fi_op op, void *context, uint64_t flags)
+{
+	struct atomic_args a = {kind, buf, compare, result, count,   dest,
+	                        addr, key, dt,      op,     context, flags};
+	return atomic_common(ptl3_ep_of(fep), &a);
+}
+
 /* an fi_*atomicmsg call (msg checked by the caller: one rma_iov): the
  * target, datatype, op and context from msg, the operands given; the
  * provider's internal flag PTL3_INJECT_CALL cannot come from the caller */
@@ -469,19 +479,9 @@ static ssize_t atomic_msg(struct fid_ep *fep, int kind, const struct fi_msg_atom
                           const void *buf, const void *compare, void *result, size_t count,
                           uint64_t flags)
 {
-	struct atomic_args a = {kind,
-	                        buf,
-	                        compare,
-	                        result,
-	                        count,
-	                        msg->addr,
-	                        msg->rma_iov[0].addr,
-	                        msg->rma_iov[0].key,
-	                        msg->datatype,
-	                        msg->op,
-	                        msg->context,
-	                        flags & ~PTL3_INJECT_CALL};
-	return atomic_common(ptl3_ep_of(fep), &a);
+	return atomic_call(fep, kind, buf, compare, result, count, msg->addr, msg->rma_iov[0].addr,
+	                   msg->rma_iov[0].key, msg->datatype, msg->op, msg->context,
+	                   flags & ~PTL3_INJECT_CALL);
 }
 
 static ssize_t a_writemsg(struct fid_ep *fep, const struct fi_msg_atomic *msg, uint64_t flags)
@@ -497,9 +497,8 @@ static ssize_t a_write(struct fid_ep *fep, const void *buf, size_t count, void *
                        fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype dt,
                        enum fi_op op, void *context)
 {
-	struct atomic_args a = {KIND_BASE, buf, NULL, NULL, count,   dest,
-	                        addr,      key, dt,   op,   context, ptl3_ep_of(fep)->tx_op_flags};
-	return atomic_common(ptl3_ep_of(fep), &a);
+	return atomic_call(fep, KIND_BASE, buf, NULL, NULL, count, dest, addr, key, dt, op, context,
+	                   ptl3_ep_of(fep)->tx_op_flags);
 }
 
 static ssize_t a_writev(struct fid_ep *fep, const struct fi_ioc *iov, void **desc, size_t count,
@@ -514,19 +513,16 @@ static ssize_t a_writev(struct fid_ep *fep, const struct fi_ioc *iov, void **des
 static ssize_t a_inject(struct fid_ep *fep, const void *buf, size_t count, fi_addr_t dest,
                         uint64_t addr, uint64_t key, enum fi_datatype dt, enum fi_op op)
 {
-	struct atomic_args a = {KIND_BASE, buf, NULL, NULL, count, dest,
-	                        addr,      key, dt,   op,   NULL,  PTL3_INJECT_CALL};
-	return atomic_common(ptl3_ep_of(fep), &a);
+	return atomic_call(fep, KIND_BASE, buf, NULL, NULL, count, dest, addr, key, dt, op, NULL,
+	                   PTL3_INJECT_CALL);
 }
 
 static ssize_t a_readwrite(struct fid_ep *fep, const void *buf, size_t count, void *desc,
                            void *result, void *result_desc, fi_addr_t dest, uint64_t addr,
                            uint64_t key, enum fi_datatype dt, enum fi_op op, void *context)
 {
-	struct atomic_args a = {KIND_FETCH, buf,  NULL,    result,
-	                        count,      dest, addr,    key,
-	                        dt,         op,   context, ptl3_ep_of(fep)->tx_op_flags};
-	return atomic_common(ptl3_ep_of(fep), &a);
+	return atomic_call(fep, KIND_FETCH, buf, NULL, result, count, dest, addr, key, dt, op,
+	                   context, ptl3_ep_of(fep)->tx_op_flags);
 }
 
 static ssize_t a_readwritev(struct fid_ep *fep, const struct fi_ioc *iov, void **desc, size_t count,
@@ -556,10 +552,8 @@ static ssize_t a_compwrite(struct fid_ep *fep, const void *buf, size_t count, vo
                            fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype dt,
                            enum fi_op op, void *context)
 {
-	struct atomic_args a = {KIND_COMPARE, buf,  compare, result,
-	                        count,        dest, addr,    key,
-	                        dt,           op,   context, ptl3_ep_of(fep)->tx_op_flags};
-	return atomic_common(ptl3_ep_of(fep), &a);
+	return atomic_call(fep, KIND_COMPARE, buf, compare, result, count, dest, addr, key, dt, op,
+	                   context, ptl3_ep_of(fep)->tx_op_flags);
 }
 
 static ssize_t a_compwritev(struct fid_ep *fep, const struct fi_ioc *iov, void **desc, size_t count,

@@ -28,6 +28,25 @@ static void p3_drop_locked(struct p3_lib *lib, const struct p3_hdr *hdr, const c
 }
 
 /* PUT, GET, GETPUT. */
+/* The event fields a received header gives (its sender's id, uid and jid,
+ * portal, match bits, requested length), the rest from the caller, and the
+ * next link of the NI: shared by requests, ACKs and REPLYs. */
+static void p3_ev_from_hdr_locked(struct p3_lib *lib, struct p3_evinfo *ei,
+                                  const struct p3_hdr *hdr, uint64_t mlength, uint64_t offset,
+                                  ptl_hdr_data_t hdr_data)
+{
+	ei->ei_initiator = hdr->src;
+	ei->ei_uid = hdr->src_uid;
+	ei->ei_jid = hdr->src_jid;
+	ei->ei_pt = hdr->pt_index;
+	ei->ei_mbits = hdr->match_bits;
+	ei->ei_rlength = hdr->rlength;
+	ei->ei_mlength = mlength;
+	ei->ei_offset = offset;
+	ei->ei_hdr_data = hdr_data;
+	ei->ei_link = ++lib->lib_link;
+}
+
 static void p3_parse_request_locked(struct p3_lib *lib, const struct p3_hdr *hdr,
 				    struct p3_parse_out *out, struct p3_defer *d)
 {
@@ -74,16 +93,7 @@ static void p3_parse_request_locked(struct p3_lib *lib, const struct p3_hdr *hdr
 	p3_md_op_begin_locked(lib, md);
 
 	msg->msg_md = md;
-	msg->msg_ev.ei_initiator = hdr->src;
-	msg->msg_ev.ei_uid = hdr->src_uid;
-	msg->msg_ev.ei_jid = hdr->src_jid;
-	msg->msg_ev.ei_pt = hdr->pt_index;
-	msg->msg_ev.ei_mbits = hdr->match_bits;
-	msg->msg_ev.ei_rlength = hdr->rlength;
-	msg->msg_ev.ei_mlength = mlength;
-	msg->msg_ev.ei_offset = offset;
-	msg->msg_ev.ei_hdr_data = hdr->hdr_data;
-	msg->msg_ev.ei_link = ++lib->lib_link;
+	p3_ev_from_hdr_locked(lib, &msg->msg_ev, hdr, mlength, offset, hdr->hdr_data);
 	msg->msg_peer_md = hdr->md_handle;
 	msg->msg_peer_md_offset = hdr->md_offset;
 	msg->msg_op = (uint8_t)hdr->type;
@@ -148,16 +158,8 @@ static void p3_parse_ack_locked(struct p3_lib *lib, const struct p3_hdr *hdr, st
 		return;
 	}
 	p3_md_threshold_dec_locked(md);
-	ei.ei_initiator = hdr->src;
-	ei.ei_uid = hdr->src_uid;
-	ei.ei_jid = hdr->src_jid;
-	ei.ei_pt = hdr->pt_index;
-	ei.ei_mbits = hdr->match_bits;
-	ei.ei_rlength = hdr->rlength;
-	ei.ei_mlength = hdr->mlength; /* what the target accepted */
-	ei.ei_offset = hdr->remote_offset;
-	ei.ei_hdr_data = 0;
-	ei.ei_link = ++lib->lib_link;
+	/* mlength: what the target accepted */
+	p3_ev_from_hdr_locked(lib, &ei, hdr, hdr->mlength, hdr->remote_offset, 0);
 	lib->lib_sr[PTL_SR_RECV_COUNT]++;
 	/* 4.7: the put's SEND_END comes before its ACK.  If the NAL has not
 	 * finalized the send yet, park the ACK on the send message. */
@@ -251,16 +253,7 @@ static void p3_parse_reply_locked(struct p3_lib *lib, const struct p3_hdr *hdr,
 	msg->msg_state = P3_MS_REPLY_RECV;
 	msg->msg_failed = (hdr->flags & P3_HDR_F_FAIL) != 0;
 	msg->msg_md = md;
-	msg->msg_ev.ei_initiator = hdr->src;
-	msg->msg_ev.ei_uid = hdr->src_uid;
-	msg->msg_ev.ei_jid = hdr->src_jid;
-	msg->msg_ev.ei_pt = hdr->pt_index;
-	msg->msg_ev.ei_mbits = hdr->match_bits;
-	msg->msg_ev.ei_rlength = hdr->rlength;
-	msg->msg_ev.ei_mlength = len;
-	msg->msg_ev.ei_offset = off;
-	msg->msg_ev.ei_hdr_data = 0;
-	msg->msg_ev.ei_link = ++lib->lib_link;
+	p3_ev_from_hdr_locked(lib, &msg->msg_ev, hdr, len, off, 0);
 	p3_eq_post_locked(lib, md, PTL_EVENT_REPLY_START, &msg->msg_ev, PTL_NI_OK, d);
 	lib->lib_sr[PTL_SR_RECV_COUNT]++;
 	lib->lib_sr[PTL_SR_RECV_LENGTH] += len;

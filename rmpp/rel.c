@@ -32,6 +32,18 @@ static uint32_t ts_now(struct rmpp_ep *ep)
 	return t ? t : 1;
 }
 
+/* The RTO the estimate gives (RFC 6298: srtt + max(4 rttvar, G)), without
+ * the backoff that expiries add to rto_us. */
+static uint64_t rtt_base_rto(const struct rmpp_rtt *r, uint64_t g_us, uint64_t min_us,
+                             uint64_t max_us)
+{
+	uint64_t k = 4 * r->rttvar_us;
+	uint64_t rto = r->srtt_us + (k > g_us ? k : g_us);
+	if (rto < min_us)
+		rto = min_us;
+	return rto > max_us ? max_us : rto;
+}
+
 void rmpp_rtt_sample(struct rmpp_rtt *r, uint64_t m, uint64_t g_us, uint64_t min_us,
 		     uint64_t max_us)
 {
@@ -44,12 +56,7 @@ void rmpp_rtt_sample(struct rmpp_rtt *r, uint64_t m, uint64_t g_us, uint64_t min
 		r->rttvar_us = (3 * r->rttvar_us + d) / 4;
 		r->srtt_us = (7 * r->srtt_us + m) / 8;
 	}
-	uint64_t k = 4 * r->rttvar_us;
-	r->rto_us = r->srtt_us + (k > g_us ? k : g_us);
-	if (r->rto_us < min_us)
-		r->rto_us = min_us;
-	if (r->rto_us > max_us)
-		r->rto_us = max_us;
+	r->rto_us = rtt_base_rto(r, g_us, min_us, max_us);
 }
 
 static uint32_t conn_cap(struct rmpp_ep *ep)
@@ -93,6 +100,7 @@ static void rel_fresh_seq(struct rmpp_ep *ep, struct rmpp_conn *c)
 	c->ka_at = c->ka_us = 0;
 	c->rto_at = c->tlp_at = c->reo_at = c->persist_at = c->delack_at = c->hello_at = 0;
 	c->tlp_out = false;
+	c->echo_pending = false;
 	c->credit_blocked = false;
 	c->nsacked = c->nlost = 0;
 	c->unacked = 0;
@@ -644,6 +652,44 @@ static void process_ack(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rm
 	}
 	if (progressed || sacked || rmpp_msg_has_output(c))
 		rmpp_conn_want_output(ep, c);
+	if (c->snd_una != c->snd_nxt && !c->echo_pending) {
+		c->echo_pending = true; /* judged once the batch is in: echo_detect */
+		rmpp_conn_want_output(ep, c);
+	}
+}
+
+/* Echo loss.  The peer keeps sending us frames, yet none acknowledges our
+ * oldest packet in flight although it left a whole (un-backed-off) RTO ago:
+ * the peer is alive and that packet, or its last retransmission, is lost.
+ * Resend it now and restart the backoff.  Why: the RTO doubles on every
+ * expiry to RTO_MAX (1 s), which paces retransmissions to a peer that may be
+ * dead; when a burst at the receiver (rmpp.md §4.2: 1..22 frames in a row)
+ * swallows the first retransmissions too, the backoff alone made the repair
+ * of one lost frame take seconds (tests/wire/faults.sh `burst`, CI: 2108 ms,
+ * the initiator's keepalive probes arriving all the while).  A talking peer
+ * is not a dead one: its frames pace the resends instead.  Judged after a
+ * receive batch (a later frame of the batch may carry the ack) and at most
+ * ECHO_RETX_MAX times per packet, so a packet the path cannot carry (a
+ * shrunk path MTU) ends with RTO backoff and the dead-peer verdict as before;
+ * the RTO expiries still count toward DEAD_TIMEOUTS, unchanged. */
+#define ECHO_RETX_MAX 32
+
+static void echo_detect(struct rmpp_ep *ep, struct rmpp_conn *c)
+{
+	if (c->state != CONN_ESTABLISHED || c->snd_una == c->snd_nxt || !c->rtt.have)
+		return;
+	struct rmpp_txent *e = &c->ring[c->snd_una & RING_MASK(ep)];
+	if (e->state != TXE_INFLIGHT || e->retx >= ECHO_RETX_MAX)
+		return;
+	uint64_t base =
+	    rtt_base_rto(&c->rtt, ep->cfg.delack_us, ep->cfg.rto_min_us, ep->cfg.rto_max_us);
+	if (ep->now - e->tx_us < base)
+		return;
+	ep->ctr.retx_echo++;
+	retransmit(ep, c, c->snd_una, RMPP_F_ACK_REQ);
+	c->rtt.rto_us = base;
+	c->rto_at = 0;
+	rmpp_timer_arm(ep, &c->rto_at, ep->now + base);
 }
 
 /* ---- receive side ---------------------------------------------------------------- */
@@ -978,6 +1024,10 @@ void rmpp_rel_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt 
 
 void rmpp_rel_output(struct rmpp_ep *ep, struct rmpp_conn *c)
 {
+	if (c->echo_pending) {
+		c->echo_pending = false;
+		echo_detect(ep, c);
+	}
 	if (c->state == CONN_ESTABLISHED) {
 		rmpp_msg_output(ep, c);
 		if (rmpp_msg_has_output(c) && !rmpp_rel_can_send(ep, c) &&

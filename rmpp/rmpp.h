@@ -231,7 +231,8 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(auth_drops, "frames dropped: MAC trailer missing or wrong (P3_RMPP_AUTH: forged)")      \
 	X(replay_drops, "frames dropped: authentic but replayed (P3_RMPP_AUTH: seq seen or old)") \
 	X(dsock_errors, "udp: connected send sockets that could not be opened (no ephemeral port...): bound socket used") \
-	X(ether_rx_dropped, "ether: frames the kernel dropped for this socket (receive ring or buffer full; PACKET_STATISTICS)")
+	X(ether_rx_dropped, "ether: frames the kernel dropped for this socket (receive ring or buffer full; PACKET_STATISTICS)") \
+	X(retx_echo, "resends of a packet the peer, still talking, has not acknowledged for an RTO")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;

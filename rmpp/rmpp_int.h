@@ -298,6 +298,7 @@ struct rmpp_conn {
 	uint64_t rto_at, tlp_at, reo_at, persist_at, delack_at, hello_at;
 	uint64_t persist_us;
 	bool tlp_out;
+	bool echo_pending; /* the peer spoke this batch with data of ours in flight */
 	bool credit_blocked;
 
 	/* receiver */

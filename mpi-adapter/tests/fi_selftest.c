@@ -24,73 +24,6 @@
 static struct fid_cq *cq;
 static struct fid_ep *ep;
 
-/* completions read while waiting for another context */
-static struct fi_cq_tagged_entry stash[1024];
-static int nstash;
-
-/* wait for one completion (or error) for ctx; returns 0 or the positive error */
-static int wait_comp(void *ctx, struct fi_cq_tagged_entry *out, struct fi_cq_err_entry *errout)
-{
-	struct timespec t0, t;
-	for (int i = 0; i < nstash; i++) {
-		if (stash[i].op_context == ctx) {
-			if (out)
-				*out = stash[i];
-			stash[i] = stash[--nstash];
-			return 0;
-		}
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		struct fi_cq_tagged_entry e;
-		ssize_t r = fi_cq_read(cq, &e, 1);
-		if (r == 1) {
-			if (e.op_context == ctx) {
-				if (out)
-					*out = e;
-				return 0;
-			}
-			if (nstash < 1024)
-				stash[nstash++] = e; /* another operation's */
-			continue;
-		}
-		if (r == -FI_EAVAIL) {
-			struct fi_cq_err_entry ee;
-			memset(&ee, 0, sizeof(ee));
-			fi_cq_readerr(cq, &ee, 0);
-			if (ee.op_context == ctx) {
-				if (errout)
-					*errout = ee;
-				return ee.err;
-			}
-			continue;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec > 10) {
-			printf("FATAL: timeout waiting for a completion\n");
-			exit(1);
-		}
-	}
-}
-
-/* Poll the CQ `polls` times as an idle application would: completions of
- * other operations are read (and stashed for wait_comp), so the CQ is seen
- * empty; the provider's idle-time work (release flushes) runs. */
-static void cq_idle(int polls)
-{
-	for (int i = 0; i < polls; i++) {
-		struct fi_cq_tagged_entry e;
-		ssize_t r = fi_cq_read(cq, &e, 1);
-		if (r == 1 && nstash < 1024)
-			stash[nstash++] = e;
-		else if (r == -FI_EAVAIL) {
-			struct fi_cq_err_entry ee;
-			memset(&ee, 0, sizeof(ee));
-			fi_cq_readerr(cq, &ee, 0);
-		}
-	}
-}
-
 static void fill(char *b, size_t n, int s)
 {
 	for (size_t i = 0; i < n; i++)
@@ -136,7 +69,7 @@ static unsigned hostile_releases(void)
 	CHECK(PtlGetId(ni, &me) == PTL_OK, "PtlGetId");
 	/* every slot back first: polls of an empty CQ send the pending
 	 * releases (a CQ left holding completions is not idle) */
-	cq_idle(1000);
+	fi_test_cq_idle(cq, 1000);
 	static char zero;
 	ptl_md_t d = {
 	    .start = &zero, .length = 0, .threshold = PTL_MD_THRESH_INF, .eq_handle = PTL_EQ_NONE};
@@ -150,7 +83,7 @@ static unsigned hostile_releases(void)
 	CHECK(PtlPut(md, PTL_NOACK_REQ, me, rdv, 0, rel | 0xFFC0, 0, ~0ULL) == PTL_OK, "put");
 	/* nothing named: 0 */
 	CHECK(PtlPut(md, PTL_NOACK_REQ, me, rdv, 0, rel | 64, 0, 0) == PTL_OK, "put");
-	cq_idle(1000);
+	fi_test_cq_idle(cq, 1000);
 	PtlMDUnlink(md);
 	PtlNIFini(ni);
 	return 64 + 1 + 64;
@@ -224,7 +157,7 @@ int main(void)
 				}
 				TRY(fi_trecv(ep, rb, n, NULL, self, tag, 0, &rctx));
 			}
-			int err = wait_comp(&rctx, &e, NULL);
+			int err = fi_test_wait(cq, &rctx, &e, NULL);
 			CHECK(err == 0, "recv %zu bytes (order %d): error %d", n, order, err);
 			CHECK(e.len == n && e.tag == tag, "len %zu tag %llx", e.len,
 			      (unsigned long long)e.tag);
@@ -232,14 +165,14 @@ int main(void)
 			      "cq data");
 			CHECK(same(rb, n, (int)k + order), "payload %zu bytes order %d", n, order);
 			if (order == 0)
-				wait_comp(&sctx, NULL, NULL);
+				fi_test_wait(cq, &sctx, NULL, NULL);
 		}
 	}
 	/* ignore bits and FI_ADDR_UNSPEC */
 	TRY(fi_trecv(ep, rb, 64, NULL, FI_ADDR_UNSPEC, 0x5500, 0xff, &rctx));
 	TRY(fi_tsend(ep, sb, 64, NULL, self, 0x55aa, &sctx));
-	CHECK(wait_comp(&rctx, &e, NULL) == 0 && e.tag == 0x55aa, "ignore bits");
-	wait_comp(&sctx, NULL, NULL);
+	CHECK(fi_test_wait(cq, &rctx, &e, NULL) == 0 && e.tag == 0x55aa, "ignore bits");
+	fi_test_wait(cq, &sctx, NULL, NULL);
 
 	/* truncation, expected and unexpected, eager and long */
 	size_t tsz[] = {1000, 100000};
@@ -251,16 +184,16 @@ int main(void)
 			if (order == 1)
 				TRY(fi_trecv(ep, rb, 10, NULL, FI_ADDR_UNSPEC, 77, 0, &rctx));
 			memset(&ee, 0, sizeof(ee));
-			int err = wait_comp(&rctx, NULL, &ee);
+			int err = fi_test_wait(cq, &rctx, NULL, &ee);
 			CHECK(err == FI_ETRUNC, "truncation %zu order %d: err %d", tsz[k], order, err);
 			CHECK(ee.olen == tsz[k] - 10, "olen %zu", ee.olen);
-			CHECK(wait_comp(&sctx, NULL, NULL) == 0, "truncated send completes");
+			CHECK(fi_test_wait(cq, &sctx, NULL, NULL) == 0, "truncated send completes");
 		}
 
 	/* cancel */
 	TRY(fi_trecv(ep, rb, 10, NULL, FI_ADDR_UNSPEC, 999, 0, &rctx));
 	CHECK(fi_cancel(&ep->fid, &rctx) == 0, "fi_cancel");
-	CHECK(wait_comp(&rctx, NULL, &ee) == FI_ECANCELED, "ECANCELED");
+	CHECK(fi_test_wait(cq, &rctx, NULL, &ee) == FI_ECANCELED, "ECANCELED");
 
 	/* peek / claim */
 	struct fi_msg_tagged m;
@@ -272,19 +205,20 @@ int main(void)
 	m.tag = 4242;
 	m.context = &r2;
 	TRY(fi_trecvmsg(ep, &m, FI_PEEK | FI_COMPLETION));
-	CHECK(wait_comp(&r2, NULL, &ee) == FI_ENOMSG, "peek on nothing: ENOMSG");
+	CHECK(fi_test_wait(cq, &r2, NULL, &ee) == FI_ENOMSG, "peek on nothing: ENOMSG");
 	fill(sb, 50000, 9);
 	TRY(fi_tsenddata(ep, sb, 50000, NULL, 7, self, 4242, &sctx));
 	int found = 0;
 	for (int i = 0; i < 1000 && !found; i++) {
 		TRY(fi_trecvmsg(ep, &m, FI_PEEK | FI_CLAIM | FI_COMPLETION));
-		if (wait_comp(&r2, &e, &ee) == 0)
+		if (fi_test_wait(cq, &r2, &e, &ee) == 0)
 			found = 1;
 	}
 	CHECK(found && e.len == 50000 && e.tag == 4242, "peek found");
 	TRY(fi_trecvmsg(ep, &m, FI_CLAIM | FI_COMPLETION));
-	CHECK(wait_comp(&r2, &e, NULL) == 0 && e.len == 50000 && same(rb, 50000, 9), "claim");
-	wait_comp(&sctx, NULL, NULL);
+	CHECK(fi_test_wait(cq, &r2, &e, NULL) == 0 && e.len == 50000 && same(rb, 50000, 9),
+	      "claim");
+	fi_test_wait(cq, &sctx, NULL, NULL);
 
 	/* flood: many unexpected messages (eager buffers fill, are re-posted,
 	 * the overflow entry takes the rest); all arrive intact and in order */
@@ -302,12 +236,13 @@ int main(void)
 		for (int i = 0; i < NF; i++) {
 			memset(rb, 0, FL);
 			TRY(fi_trecv(ep, rb, FL, NULL, FI_ADDR_UNSPEC, 0x777, 0, &rctx));
-			if (wait_comp(&rctx, &e, NULL) != 0 || e.len != FL || !same(rb, FL, i))
+			if (fi_test_wait(cq, &rctx, &e, NULL) != 0 || e.len != FL ||
+			    !same(rb, FL, i))
 				bad++;
 		}
 		CHECK(bad == 0, "flood: %d of %d messages wrong or out of order", bad, NF);
 		for (int i = 0; i < NF; i++)
-			wait_comp(&fc[i], NULL, NULL);
+			fi_test_wait(cq, &fc[i], NULL, NULL);
 		free(fb);
 	}
 
@@ -316,7 +251,7 @@ int main(void)
 	TRY(fi_tinject(ep, sb, 100, self, 31));
 	memset(sb, 0, 100);
 	TRY(fi_trecv(ep, rb, 100, NULL, FI_ADDR_UNSPEC, 31, 0, &rctx));
-	CHECK(wait_comp(&rctx, &e, NULL) == 0 && same(rb, 100, 3), "inject");
+	CHECK(fi_test_wait(cq, &rctx, &e, NULL) == 0 && same(rb, 100, 3), "inject");
 
 	/* poll set: a CQ is reported while it holds an entry (fi_poll drives
 	 * progress), a counter once per change; bad members refused */
@@ -338,8 +273,8 @@ int main(void)
 		for (int i = 0; i < 100000 && n == 0; i++)
 			n = fi_poll(ps, ctx, 4);
 		CHECK(n == 1 && ctx[0] == &cq, "poll: the CQ (%d contexts)", n);
-		CHECK(wait_comp(&rctx, &e, NULL) == 0 && same(rb, 64, 6), "poll: message");
-		CHECK(wait_comp(&sctx, NULL, NULL) == 0, "poll: send");
+		CHECK(fi_test_wait(cq, &rctx, &e, NULL) == 0 && same(rb, 64, 6), "poll: message");
+		CHECK(fi_test_wait(cq, &sctx, NULL, NULL) == 0, "poll: send");
 		uint64_t v0 = fi_cntr_read(cntr);
 		TRY(fi_cntr_add(cntr, 1));
 		n = fi_poll(ps, ctx, 4);
@@ -370,7 +305,8 @@ int main(void)
 		for (int i = 0; i < NI; i++) {
 			memset(rb, 0, IL);
 			TRY(fi_trecv(ep, rb, IL, NULL, FI_ADDR_UNSPEC, 0x888, 0, &rctx));
-			if (wait_comp(&rctx, &e, NULL) != 0 || e.len != IL || !same(rb, IL, 1000 + i))
+			if (fi_test_wait(cq, &rctx, &e, NULL) != 0 || e.len != IL ||
+			    !same(rb, IL, 1000 + i))
 				bad++;
 		}
 		CHECK(bad == 0, "inject flood: %d of %d messages wrong or out of order", bad, NI);
@@ -383,8 +319,8 @@ int main(void)
 		TRY(fi_trecv(ep, rb, 100, NULL, FI_ADDR_UNSPEC, 0x889, 0, &rctx));
 		struct fi_cq_err_entry te;
 		memset(&te, 0, sizeof(te));
-		CHECK(wait_comp(&rctx, NULL, &te) == FI_ETRUNC && te.len == 100 &&
-			      te.olen == IL - 100 && same(rb, 100, 77),
+		CHECK(fi_test_wait(cq, &rctx, NULL, &te) == FI_ETRUNC && te.len == 100 &&
+		          te.olen == IL - 100 && same(rb, 100, 77),
 		      "truncated inject: ETRUNC, 100 bytes, olen %zu", te.olen);
 		/* the slots came back: a second round works the same */
 		bad = 0;
@@ -393,7 +329,8 @@ int main(void)
 			TRY(fi_tinject(ep, sb, IL, self, 0x88A));
 			memset(rb, 0, IL);
 			TRY(fi_trecv(ep, rb, IL, NULL, FI_ADDR_UNSPEC, 0x88A, 0, &rctx));
-			if (wait_comp(&rctx, &e, NULL) != 0 || e.len != IL || !same(rb, IL, 2000 + i))
+			if (fi_test_wait(cq, &rctx, &e, NULL) != 0 || e.len != IL ||
+			    !same(rb, IL, 2000 + i))
 				bad++;
 		}
 		CHECK(bad == 0, "inject round 2: %d of %d messages wrong", bad, NI);
@@ -470,8 +407,8 @@ int main(void)
 		TRY(fi_read(ep, rb, 1000, NULL, self, 100, 0x77, &r2));
 		TRY(fi_cntr_wait(cntr, c0 + 2, 10000));
 		CHECK(same(rb, 1000, 5), "fi_read");
-		wait_comp(&sctx, NULL, NULL);
-		wait_comp(&r2, NULL, NULL);
+		fi_test_wait(cq, &sctx, NULL, NULL);
+		fi_test_wait(cq, &r2, NULL, NULL);
 
 		/* key 0 is a key like any other (MPICH's allocator starts there) */
 		struct fid_mr *mr0, *dup;
@@ -486,7 +423,7 @@ int main(void)
 		fill(sb, 300, 9);
 		TRY(fi_write(ep, sb, 300, NULL, self, 7, 0, &sctx));
 		TRY(fi_cntr_wait(cntr, c0 + 3, 10000));
-		wait_comp(&sctx, NULL, NULL);
+		fi_test_wait(cq, &sctx, NULL, NULL);
 		CHECK(same(win0 + 7, 300, 9), "fi_write through key 0 landed at offset 7");
 
 		/* a burst of reads without a CQ read in between (MPICH's MPI_Get
@@ -532,7 +469,7 @@ int main(void)
 			TRY(fi_tinject(ep, sb, 200, self, 0x88B));
 			memset(rb, 0, 200);
 			TRY(fi_trecv(ep, rb, 200, NULL, FI_ADDR_UNSPEC, 0x88B, 0, &rctx));
-			if (wait_comp(&rctx, &e, NULL) != 0 || e.len != 200 ||
+			if (fi_test_wait(cq, &rctx, &e, NULL) != 0 || e.len != 200 ||
 			    !same(rb, 200, 3000 + i))
 				wrong++;
 		}

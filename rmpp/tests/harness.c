@@ -282,6 +282,18 @@ void h_ep_fini(struct h_ep *h)
 	h->seen = NULL;
 }
 
+void h_pair_fini(struct h_ep *a, struct h_ep *b)
+{
+	struct h_ep *both[2] = {a, b};
+	for (int i = 0; i < 2; i++) {
+		if (!both[i]->ep)
+			continue;
+		if (getenv("H_VERBOSE"))
+			h_dump(i ? "B" : "A", both[i]);
+		h_ep_fini(both[i]);
+	}
+}
+
 enum h_how { H_PLAIN, H_LAZY, H_CARRY };
 
 static int send_seq(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len,
@@ -387,4 +399,20 @@ int h_run_suite(struct Suite *s)
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+int h_run_tests(const char *name, void (*setup)(void), void (*teardown)(void), int timeout_s,
+                const struct TTest *const *tests)
+{
+	const char *only = getenv("RMPP_TEST");
+	Suite *s = suite_create(name);
+	TCase *tc = tcase_create(name);
+	if (setup || teardown)
+		tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, timeout_s);
+	for (; *tests; tests++)
+		if (!only || strstr((*tests)->name, only))
+			tcase_add_test(tc, *tests);
+	suite_add_tcase(s, tc);
+	return h_run_suite(s);
 }

@@ -46,6 +46,9 @@ void h_ep_init(struct h_ep *h, const struct rmpp_config *cfg, uint16_t port, uin
 int h_ep_init_ether(struct h_ep *h, const struct rmpp_config *cfg, const char *ifname,
 		    uint16_t ep_id);
 void h_ep_fini(struct h_ep *h);
+/* A test's teardown: with H_VERBOSE set print a's and b's counters, then
+ * close both (either may be closed already). */
+void h_pair_fini(struct h_ep *a, struct h_ep *b);
 /* Send message number h->sent_seq++ of len bytes to peer; header of hdr_len
  * (>= 16) bytes.  Returns rmpp_send's result. */
 int h_send(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len);
@@ -71,8 +74,15 @@ uint64_t h_now_us(void);
 uint16_t h_fixed_port(void);
 
 struct Suite; /* check.h */
+struct TTest;
 /* Run every test of the suite s (check's CK_NORMAL output) and return the
  * program's exit status: EXIT_SUCCESS when none failed. */
 int h_run_suite(struct Suite *s);
+/* The main of a test program: one suite `name` of one test case with the
+ * fixture setup/teardown (NULL: none) run around each test, timeout_s per
+ * test, the tests of the NULL-terminated list; RMPP_TEST=<substring> keeps
+ * only the tests whose name contains it.  Returns h_run_suite's status. */
+int h_run_tests(const char *name, void (*setup)(void), void (*teardown)(void), int timeout_s,
+                const struct TTest *const *tests);
 
 #endif

@@ -31,12 +31,7 @@ static void open_pair(int ring, const char *faults)
 
 static void close_pair(void)
 {
-	if (getenv("H_VERBOSE")) {
-		h_dump("A", &A);
-		h_dump("B", &B);
-	}
-	h_ep_fini(&A);
-	h_ep_fini(&B);
+	h_pair_fini(&A, &B);
 }
 
 static void exchange(void)
@@ -107,17 +102,7 @@ int main(void)
 		return 77;
 	}
 	h_ep_fini(&probe);
-	Suite *s = suite_create("rmpp-ether");
-	TCase *tc = tcase_create("ether");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, t_ether_ring);
-	tcase_add_test(tc, t_ether_plain);
-	tcase_add_test(tc, t_ether_ring_v2);
-	tcase_add_test(tc, t_ether_faults);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	const struct TTest *tests[] = {t_ether_ring, t_ether_plain, t_ether_ring_v2, t_ether_faults,
+	                               NULL};
+	return h_run_tests("rmpp-ether", NULL, NULL, 60, tests);
 }

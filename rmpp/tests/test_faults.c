@@ -29,16 +29,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	if (getenv("H_VERBOSE")) {
-		if (A.ep)
-			h_dump("A", &A);
-		if (B.ep)
-			h_dump("B", &B);
-	}
-	if (A.ep)
-		h_ep_fini(&A);
-	if (B.ep)
-		h_ep_fini(&B);
+	h_pair_fini(&A, &B);
 }
 
 static void check_clean(struct h_ep *rx, unsigned n)
@@ -693,51 +684,34 @@ START_TEST(t_garbage_frames)
 }
 END_TEST
 
-/* RMPP_TEST=name runs only the tests whose name contains it. */
-#define ADD(tc, t)                                                                               \
-	do {                                                                                     \
-		const char *f_ = getenv("RMPP_TEST");                                            \
-		if (!f_ || strstr(#t, f_))                                                       \
-			tcase_add_test(tc, t);                                                   \
-	} while (0)
-
-static Suite *suite(void)
-{
-	Suite *s = suite_create("rmpp-faults");
-	TCase *tc = tcase_create("faults");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	ADD(tc, t_loss_1pct);
-	ADD(tc, t_loss_bulk_no_spurious);
-	ADD(tc, t_loss_10pct);
-	ADD(tc, t_burst_loss);
-	ADD(tc, t_duplication);
-	ADD(tc, t_reorder);
-	ADD(tc, t_reorder_mild);
-	ADD(tc, t_corruption);
-	ADD(tc, t_truncate_pad);
-	ADD(tc, t_drop_3rd_data_of_msg5);
-	ADD(tc, t_tail_loss);
-	ADD(tc, t_lost_cts_done);
-	ADD(tc, t_drop_acks_10ms);
-	ADD(tc, t_only_syntax);
-	ADD(tc, t_only_selects_kinds);
-	ADD(tc, t_lost_ack_cts_done_rate);
-	ADD(tc, t_pmtu_black_hole);
-	ADD(tc, t_pmtu_late_peer);
-	ADD(tc, t_zero_credit);
-	ADD(tc, t_flood_unprogressed_receiver);
-	ADD(tc, t_peer_restart);
-	ADD(tc, t_peer_close);
-	ADD(tc, t_peer_death);
-	ADD(tc, t_dead_min);
-	ADD(tc, t_wrap_under_loss);
-	ADD(tc, t_garbage_frames);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return h_run_suite(suite());
+	const struct TTest *tests[] = {t_loss_1pct,
+	                               t_loss_bulk_no_spurious,
+	                               t_loss_10pct,
+	                               t_burst_loss,
+	                               t_duplication,
+	                               t_reorder,
+	                               t_reorder_mild,
+	                               t_corruption,
+	                               t_truncate_pad,
+	                               t_drop_3rd_data_of_msg5,
+	                               t_tail_loss,
+	                               t_lost_cts_done,
+	                               t_drop_acks_10ms,
+	                               t_only_syntax,
+	                               t_only_selects_kinds,
+	                               t_lost_ack_cts_done_rate,
+	                               t_pmtu_black_hole,
+	                               t_pmtu_late_peer,
+	                               t_zero_credit,
+	                               t_flood_unprogressed_receiver,
+	                               t_peer_restart,
+	                               t_peer_close,
+	                               t_peer_death,
+	                               t_dead_min,
+	                               t_wrap_under_loss,
+	                               t_garbage_frames,
+	                               NULL};
+	return h_run_tests("rmpp-faults", setup, teardown, 60, tests);
 }

@@ -261,12 +261,6 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("rmpp-rel");
-	TCase *tc = tcase_create("rel");
-	tcase_set_timeout(tc, 20);
-	tcase_add_test(tc, t_seq_arith);
-	tcase_add_test(tc, t_rto_estimator);
-	tcase_add_test(tc, t_fake_peer_sack_dsack);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	const struct TTest *tests[] = {t_seq_arith, t_rto_estimator, t_fake_peer_sack_dsack, NULL};
+	return h_run_tests("rmpp-rel", NULL, NULL, 20, tests);
 }

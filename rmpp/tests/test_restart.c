@@ -58,10 +58,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	if (A.ep)
-		h_ep_fini(&A);
-	if (B.ep)
-		h_ep_fini(&B);
+	h_pair_fini(&A, &B);
 }
 
 /* A frame from "B" (src_ep 2, B's current epoch) to A, from another port. */
@@ -179,20 +176,9 @@ START_TEST(t_reset_without_epoch)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("rmpp-restart");
-	TCase *tc = tcase_create("restart");
-	tcase_set_timeout(tc, 60);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, t_stale_reset_ignored);
-	tcase_add_test(tc, t_one_sided_reset_converges);
-	tcase_add_test(tc, t_reset_without_epoch);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return h_run_suite(suite());
+	const struct TTest *tests[] = {t_stale_reset_ignored, t_one_sided_reset_converges,
+	                               t_reset_without_epoch, NULL};
+	return h_run_tests("rmpp-restart", setup, teardown, 60, tests);
 }

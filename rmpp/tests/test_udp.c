@@ -28,12 +28,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	if (getenv("H_VERBOSE")) {
-		h_dump("A", &A);
-		h_dump("B", &B);
-	}
-	h_ep_fini(&A);
-	h_ep_fini(&B);
+	h_pair_fini(&A, &B);
 }
 
 static void check_clean(struct h_ep *rx, unsigned n)
@@ -472,30 +467,21 @@ START_TEST(t_watch_alive)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("rmpp-udp");
-	TCase *tc = tcase_create("udp");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, t_sizes);
-	tcase_add_test(tc, t_many_small_both_ways);
-	tcase_add_test(tc, t_header_only);
-	tcase_add_test(tc, t_lazy);
-	tcase_add_test(tc, t_lazy_off);
-	tcase_add_test(tc, t_carry);
-	tcase_add_test(tc, t_truncate);
-	tcase_add_test(tc, t_wrap);
-	tcase_add_test(tc, t_threads_blocking);
-	tcase_add_test(tc, t_pollable_fd);
-	tcase_add_test(tc, t_direct_sockets);
-	tcase_add_test(tc, t_gso);
-	tcase_add_test(tc, t_watch_alive);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return h_run_suite(suite());
+	const struct TTest *tests[] = {t_sizes,
+	                               t_many_small_both_ways,
+	                               t_header_only,
+	                               t_lazy,
+	                               t_lazy_off,
+	                               t_carry,
+	                               t_truncate,
+	                               t_wrap,
+	                               t_threads_blocking,
+	                               t_pollable_fd,
+	                               t_direct_sockets,
+	                               t_gso,
+	                               t_watch_alive,
+	                               NULL};
+	return h_run_tests("rmpp-udp", setup, teardown, 30, tests);
 }

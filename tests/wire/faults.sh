@@ -119,6 +119,64 @@ traffic() {
 treg() { reg "$WORK/tgt.out" "$1"; }
 ireg() { reg "$WORK/ini.out" "$1"; }
 
+# start_target PROGRESS N SEED [VAR=value...]: the wireput target on host 0
+# in the background ($tp: wireput itself, ip netns exec execs it), output in
+# $WORK/tgt.out; returns once it is ready (fails the case if it does not come up)
+start_target() {
+	_p=$1 _n=$2 _s=$3; shift 3
+	rm -f "$WORK/ready"
+	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 "$_p") "$@" "$WIREPUT" "$_n" "$_s" "$WORK/ready" \
+		>"$WORK/tgt.out" 2>&1 &
+	tp=$!; PIDS="$PIDS $tp"
+	wait_file "$WORK/ready" 10 || bad "target did not start"
+}
+# start_initiator LIMIT PROGRESS N SEED [VAR=value...]: the wireput initiator
+# on host 1 in the background ($ip_), output in $WORK/ini.out; LIMIT s under
+# timeout(1), or 0: none ($ip_ is then wireput itself, for the cases that
+# kill it); WIREPUT_PROGRESS_FILE=$WORK/progress among the variables makes
+# it say when traffic flows (wait_traffic)
+start_initiator() {
+	_t=$1 _p=$2 _n=$3 _s=$4; shift 4
+	rm -f "$WORK/progress"
+	if [ "$_t" -gt 0 ]; then
+		timeout "$_t" ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 "$_p") "$@" "$WIREPUT" "$_n" "$_s" \
+			>"$WORK/ini.out" 2>&1 &
+	else
+		ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 "$_p") "$@" "$WIREPUT" "$_n" "$_s" \
+			>"$WORK/ini.out" 2>&1 &
+	fi
+	ip_=$!; PIDS="$PIDS $ip_"
+}
+wait_traffic() { wait_file "$WORK/progress" 20 || bad "no traffic before the $1"; }
+# kill_target_mid_run WHAT: 400 puts, the target SIGKILLed once traffic
+# flows.  DEAD_MIN_US 5 s instead of 30 s keeps the cases short (rmpp's unit
+# test t_dead_min checks the time bound itself); wireput waits up to 60 s.
+kill_target_mid_run() {
+	start_target app 400 1
+	start_initiator 0 app 400 1 WIREPUT_PROGRESS_FILE="$WORK/progress" \
+		P3_RMPP_DEAD_MIN_US=5000000 WIREPUT_TIMEOUT_MS=60000
+	wait_traffic "$1"
+	kill -9 "$tp"; wait "$tp" 2>/dev/null
+}
+# initiator_end TENTHS: wait at most TENTHS tenths of a second for the
+# initiator to end, then kill it; sets $w (tenths waited), $dt (seconds),
+# $irc (its exit code)
+initiator_end() {
+	t0=$(date +%s) w=0
+	while kill -0 "$ip_" 2>/dev/null && [ $w -lt "$1" ]; do sleep 0.1; w=$((w + 1)); done
+	dt=$(($(date +%s) - t0))
+	kill -9 "$ip_" 2>/dev/null
+	wait "$ip_"; irc=$?
+}
+# stop_target_1s: SIGSTOP the target for 1 s mid-stream, then wait for both
+# sides (exit codes in $irc, $trc)
+stop_target_1s() {
+	wait_traffic stop
+	kill -STOP "$tp"; sleep 1; kill -CONT "$tp"
+	wait "$ip_"; irc=$?
+	wait "$tp"; trc=$?
+}
+
 case_baseline() { # no fault: no retransmission at all
 	bed bridge
 	traffic baseline app
@@ -201,24 +259,8 @@ case_trunc() { # §4.8: truncated or padded frames (receiver shim) -> exact leng
 case_death() { # §4.10: the target dies (SIGKILL) mid-transfer -> PEER_DEAD within a bound
 	bed bridge
 	capture_start 1 "$WORK/death.pcap"
-	rm -f "$WORK/ready"
-	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 app) "$WIREPUT" 400 1 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
-	tp=$!; PIDS="$PIDS $tp"
-	wait_file "$WORK/ready" 10 || bad "target did not start"
-	rm -f "$WORK/progress"
-	# DEAD_MIN_US 5 s instead of 30 s keeps the case short (rmpp's unit test
-	# t_dead_min checks the time bound itself); wireput waits up to 60 s
-	ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 app) WIREPUT_PROGRESS_FILE="$WORK/progress" \
-		P3_RMPP_DEAD_MIN_US=5000000 WIREPUT_TIMEOUT_MS=60000 "$WIREPUT" 400 1 >"$WORK/ini.out" 2>&1 &
-	ip_=$!; PIDS="$PIDS $ip_"
-	wait_file "$WORK/progress" 20 || bad "no traffic before the death"
-	kill -9 "$tp"; wait "$tp" 2>/dev/null
-	t0=$(date +%s)
-	w=0
-	while kill -0 "$ip_" 2>/dev/null && [ $w -lt 1200 ]; do sleep 0.1; w=$((w + 1)); done
-	dt=$(($(date +%s) - t0))
-	kill -9 "$ip_" 2>/dev/null
-	wait "$ip_"; irc=$?
+	kill_target_mid_run death
+	initiator_end 1200
 	capture_stop
 	summary death | sed 's/^/    /'
 	tail -2 "$WORK/ini.out" | sed 's/^/    /'
@@ -228,26 +270,12 @@ case_death() { # §4.10: the target dies (SIGKILL) mid-transfer -> PEER_DEAD wit
 case_restart() { # §4.9: the target restarts (new epoch) -> old ops fail, new ones succeed
 	bed bridge
 	capture_start 0 "$WORK/restart.pcap"
-	rm -f "$WORK/ready" "$WORK/progress"
-	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 app) "$WIREPUT" 400 1 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
-	tp=$!; PIDS="$PIDS $tp"
-	wait_file "$WORK/ready" 10 || bad "target did not start"
-	# DEAD_MIN_US 5 s instead of 30 s keeps the case short (rmpp's unit test
-	# t_dead_min checks the time bound itself); wireput waits up to 60 s
-	ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 app) WIREPUT_PROGRESS_FILE="$WORK/progress" \
-		P3_RMPP_DEAD_MIN_US=5000000 WIREPUT_TIMEOUT_MS=60000 "$WIREPUT" 400 1 >"$WORK/ini.out" 2>&1 &
-	ip_=$!; PIDS="$PIDS $ip_"
-	wait_file "$WORK/progress" 20 || bad "no traffic before the restart"
-	kill -9 "$tp"; wait "$tp" 2>/dev/null
+	kill_target_mid_run restart
 	# a new incarnation of the target (same nid/pid, new epoch), smaller job
 	rm -f "$WORK/ready"
 	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 app) "$WIREPUT" 30 2 "$WORK/ready" >"$WORK/tgt2.out" 2>&1 &
 	tp2=$!; PIDS="$PIDS $tp2"
-	t0=$(date +%s)
-	w=0
-	while kill -0 "$ip_" 2>/dev/null && [ $w -lt 600 ]; do sleep 0.1; w=$((w + 1)); done
-	dt=$(($(date +%s) - t0))
-	kill -9 "$ip_" 2>/dev/null; wait "$ip_"
+	initiator_end 600
 	grep -v regs "$WORK/ini.out" | tail -3 | sed 's/^/    /'
 	expect "old initiator's operations failed with PEER_RESTARTED (3) after ${dt} s" \
 		grep -q "ni_fail_type 3" "$WORK/ini.out"
@@ -263,12 +291,8 @@ case_restart() { # §4.9: the target restarts (new epoch) -> old ops fail, new o
 case_stopped() { # §4.11: receiver stopped (SIGSTOP 3 s) mid-transfer -> resumes, no deadlock
 	bed bridge
 	capture_start 0 "$WORK/stopped.pcap"
-	rm -f "$WORK/ready"
-	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 app) "$WIREPUT" 300 1 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
-	tp=$!; PIDS="$PIDS $tp"
-	wait_file "$WORK/ready" 10 || bad "target did not start"
-	timeout 90 ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 app) "$WIREPUT" 300 1 >"$WORK/ini.out" 2>&1 &
-	ip_=$!; PIDS="$PIDS $ip_"
+	start_target app 300 1
+	start_initiator 90 app 300 1
 	sleep 1
 	# the wireput process is the child of ip netns exec (it execs: same pid)
 	kill -STOP "$tp"; sleep 3; kill -CONT "$tp"
@@ -284,15 +308,11 @@ case_stopped() { # §4.11: receiver stopped (SIGSTOP 3 s) mid-transfer -> resume
 case_garbage() { # §4.16: random frames with EtherType 0x88b5 -> dropped, counted, no crash
 	bed bridge
 	capture_start 0 "$WORK/garbage.pcap"
-	rm -f "$WORK/ready"
-	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 thread) "$WIREPUT" "$N" 1 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
-	tp=$!; PIDS="$PIDS $tp"
-	wait_file "$WORK/ready" 10 || bad "target did not start"
+	start_target thread "$N" 1
 	# garbage first (from host 1 to host 0's MAC), then the traffic, then more garbage
 	ip netns exec "$TAG-h1" python3 "$(dirname "$0")/garbage.py" eth0 02:70:33:00:00:01 300 11 "$PIDBASE" ||
 		bad "garbage.py failed"
-	timeout 60 ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 thread) "$WIREPUT" "$N" 1 >"$WORK/ini.out" 2>&1 &
-	ip_=$!; PIDS="$PIDS $ip_"
+	start_initiator 60 thread "$N" 1
 	ip netns exec "$TAG-h1" python3 "$(dirname "$0")/garbage.py" eth0 02:70:33:00:00:01 300 12 "$PIDBASE"
 	wait "$ip_"; irc=$?
 	wait "$tp"; trc=$?
@@ -350,20 +370,12 @@ case_flood() { # §4.12: small-message flood, receiver stopped 1 s -> buffering 
 	# for 1 s mid-flood.
 	bed bridge
 	capture_start 0 "$WORK/flood.pcap"
-	rm -f "$WORK/ready" "$WORK/progress"
 	nf=20000
-	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 app) P3_RMPP_RX_MIN_CREDIT=32 P3_RMPP_RX_POOL=0 \
-		P3_RMPP_FAULT="drop=0.01,seed=9" WIREPUT_MAX=1024 "$WIREPUT" $nf 3 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
-	tp=$!; PIDS="$PIDS $tp"
-	wait_file "$WORK/ready" 10 || bad "target did not start"
+	start_target app $nf 3 P3_RMPP_RX_MIN_CREDIT=32 P3_RMPP_RX_POOL=0 \
+		P3_RMPP_FAULT="drop=0.01,seed=9" WIREPUT_MAX=1024
 	t0=$(date +%s%N)
-	timeout 120 ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 app) WIREPUT_MAX=1024 WIREPUT_WINDOW=256 \
-		WIREPUT_PROGRESS_FILE="$WORK/progress" "$WIREPUT" $nf 3 >"$WORK/ini.out" 2>&1 &
-	ip_=$!; PIDS="$PIDS $ip_"
-	wait_file "$WORK/progress" 20 || bad "no traffic before the stop"
-	kill -STOP "$tp"; sleep 1; kill -CONT "$tp"
-	wait "$ip_"; irc=$?
-	wait "$tp"; trc=$?
+	start_initiator 120 app $nf 3 WIREPUT_MAX=1024 WIREPUT_WINDOW=256 WIREPUT_PROGRESS_FILE="$WORK/progress"
+	stop_target_1s
 	ELAPSED_MS=$((($(date +%s%N) - t0) / 1000000))
 	capture_stop
 	summary flood | sed 's/^/    /'
@@ -458,19 +470,10 @@ case_jumboburst() { # a full window of 9000-byte frames lands while the receiver
 	# UMEM frames, three per jumbo frame), which must hold it.  The former
 	# 8 MiB V2 ring held 512 such frames: with it this case lost 1171 of 5878 frames.
 	bed bridge --mtu 9000
-	rm -f "$WORK/ready" "$WORK/progress"
 	nb=3000
-	ip netns exec "$TAG-h0" env $(job_env "$NAL" 0 app) WIREPUT_MAX=16384 WIREPUT_WINDOW=1000 \
-		"$WIREPUT" $nb 5 "$WORK/ready" >"$WORK/tgt.out" 2>&1 &
-	tp=$!; PIDS="$PIDS $tp"
-	wait_file "$WORK/ready" 10 || bad "target did not start"
-	timeout 120 ip netns exec "$TAG-h1" env $(job_env "$NAL" 1 app) WIREPUT_MAX=16384 WIREPUT_WINDOW=1000 \
-		WIREPUT_PROGRESS_FILE="$WORK/progress" "$WIREPUT" $nb 5 >"$WORK/ini.out" 2>&1 &
-	ip_=$!; PIDS="$PIDS $ip_"
-	wait_file "$WORK/progress" 20 || bad "no traffic before the stop"
-	kill -STOP "$tp"; sleep 1; kill -CONT "$tp"
-	wait "$ip_"; irc=$?
-	wait "$tp"; trc=$?
+	start_target app $nb 5 WIREPUT_MAX=16384 WIREPUT_WINDOW=1000
+	start_initiator 120 app $nb 5 WIREPUT_MAX=16384 WIREPUT_WINDOW=1000 WIREPUT_PROGRESS_FILE="$WORK/progress"
+	stop_target_1s
 	cat "$WORK/tgt.out" "$WORK/ini.out" | grep -v regs | tail -3 | sed 's/^/    /'
 	holds "all $nb puts delivered after the stop (rc $irc/$trc)" '[ $irc -eq 0 ] && [ $trc -eq 0 ]'
 	if [ "$NAL" = xdp ]; then dr=$(treg xdp_rx_dropped); else dr=$(treg ether_rx_dropped); fi

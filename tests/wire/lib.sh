@@ -179,7 +179,7 @@ run_pair() {
 
 # reg OUTFILE NAME: value of the rmpp counter NAME printed by wireput
 # (order of RMPP_COUNTERS in rmpp/rmpp.h)
-RMPP_COUNTERS="tx_pkts tx_bytes rx_pkts rx_bytes tx_payload_bytes tx_msgs rx_msgs eager_msgs rndv_msgs retx_fast retx_rto retx_tlp rto_expired dup_rx dsack_tx dsack_rx sack_blocks_tx sack_blocks_rx ooo_rx acks_tx acks_rx csum_drops malformed_drops window_drops stale_drops credit_stalls probes_tx rnr_tx rnr_rx rx_defers hello_tx resets_tx resets_rx peers_dead peers_restarted ops_failed fault_drops fault_dups fault_reorders fault_corrupts fault_truncs send_errors mtu_fallbacks rx_buffered_peak lazy_held lazy_carried tx_direct rx_direct tx_gso rx_placed xdp_mode xdp_tx_kicks xdp_rx_kicks xdp_tx_full xdp_rx_dropped linger_passes auth_drops replay_drops dsock_errors ether_rx_dropped"
+RMPP_COUNTERS="tx_pkts tx_bytes rx_pkts rx_bytes tx_payload_bytes tx_msgs rx_msgs eager_msgs rndv_msgs retx_fast retx_rto retx_tlp rto_expired dup_rx dsack_tx dsack_rx sack_blocks_tx sack_blocks_rx ooo_rx acks_tx acks_rx csum_drops malformed_drops window_drops stale_drops credit_stalls probes_tx rnr_tx rnr_rx rx_defers hello_tx resets_tx resets_rx peers_dead peers_restarted ops_failed fault_drops fault_dups fault_reorders fault_corrupts fault_truncs send_errors mtu_fallbacks rx_buffered_peak lazy_held lazy_carried tx_direct rx_direct tx_gso rx_placed xdp_mode xdp_tx_kicks xdp_rx_kicks xdp_tx_full xdp_rx_dropped linger_passes auth_drops replay_drops dsock_errors ether_rx_dropped retx_echo"
 reg() {
 	i=0
 	for c in $RMPP_COUNTERS; do

@@ -11,11 +11,33 @@
  * On PUT_END every delivered byte is checked against the stream the header
  * data names; a sequence seen twice (same source incarnation) is a
  * duplicate delivery.
+ *
+ * The checks run in the MDs' event-queue handler, when the event is posted,
+ * in whichever thread runs the LIB side: with PTL_PROGRESS=thread the
+ * target's data and events move while the worker is busy elsewhere, so a
+ * check made later, from the queue, could find a put already overwritten by
+ * the source's next one into the slot (the ACK went out long ago) and the
+ * queue overflowed (no flow control between the sources and our polling).
+ * While the handler runs, that thread takes nothing more off the wire.
  */
 #include "soak_worker.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The worker whose target side the handler checks (one per process), and
+ * the lock that keeps two LIB threads from checking at once (app progress:
+ * every API caller runs the LIB side). */
+static struct soak_w *target_w;
+static pthread_mutex_t target_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void target_handler(ptl_event_t *ev)
+{
+	pthread_mutex_lock(&target_lock);
+	soak_target_event(target_w, ev);
+	pthread_mutex_unlock(&target_lock);
+}
 
 static int attach(struct soak_w *w, ptl_match_bits_t bits, void *start, size_t len,
                   unsigned options)
@@ -35,7 +57,7 @@ static int attach(struct soak_w *w, ptl_match_bits_t bits, void *start, size_t l
 	d.length = len;
 	d.threshold = PTL_MD_THRESH_INF;
 	d.options = options | PTL_MD_MANAGE_REMOTE;
-	d.eq_handle = w->eq;
+	d.eq_handle = w->teq;
 	d.user_ptr = NULL; /* target MDs: user_ptr 0 */
 	rc = PtlMDAttach(me, d, PTL_RETAIN, &md);
 	if (rc != PTL_OK) {
@@ -48,6 +70,7 @@ static int attach(struct soak_w *w, ptl_match_bits_t bits, void *start, size_t l
 int soak_target_setup(struct soak_w *w)
 {
 	size_t n = w->n;
+	int rc;
 
 	w->put_per_src = SOAK_PUT_SLOTS * w->max_size;
 	w->put_area = calloc(n, w->put_per_src);
@@ -58,6 +81,14 @@ int soak_target_setup(struct soak_w *w)
 		return -1;
 	}
 	soak_fill(w->get_area, SOAK_GET_AREA, soak_get_key(w->seed, w->me), 0);
+	/* The handler sees every event; the queue's own copies are never
+	 * read (a small ring that wraps, harmlessly). */
+	target_w = w;
+	rc = PtlEQAlloc(w->ni, 64, target_handler, &w->teq);
+	if (rc != PTL_OK) {
+		soak_log(w, "PtlEQAlloc (target): %s", PtlErrorStr((unsigned)rc));
+		return -1;
+	}
 	if (attach(w, SOAK_BITS_PUT, w->put_area, n * w->put_per_src, PTL_MD_OP_PUT) ||
 	    attach(w, SOAK_BITS_GET, w->get_area, SOAK_GET_AREA, PTL_MD_OP_GET) ||
 	    attach(w, SOAK_BITS_SWAP, w->swap_area, n * SOAK_SWAP_SLOT, PTL_MD_OP_PUT | PTL_MD_OP_GET))

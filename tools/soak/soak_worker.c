@@ -61,10 +61,7 @@ static void issue_some(struct soak_w *w)
 
 static void handle(struct soak_w *w, const ptl_event_t *ev)
 {
-	if (ev->md.user_ptr == NULL)
-		soak_target_event(w, ev);
-	else
-		soak_op_event(w, ev);
+	soak_op_event(w, ev); /* target events go to the handler of w->teq */
 }
 
 /* one blocking poll; returns 0, or -1 on a fatal EQ error */
@@ -154,8 +151,8 @@ static int init(struct soak_w *w, const char *job_path)
 			return -1;
 		}
 	}
-	/* a completion per op needs at most 4 events, a target op 2 */
-	rc = PtlEQAlloc(w->ni, 8 * (w->job->window + 2 * w->n) + 1024, PTL_EQ_HANDLER_NONE, &w->eq);
+	/* a completion per op needs at most 4 events */
+	rc = PtlEQAlloc(w->ni, 8 * w->job->window + 1024, PTL_EQ_HANDLER_NONE, &w->eq);
 	if (rc != PTL_OK) {
 		soak_log(w, "PtlEQAlloc: %s", PtlErrorStr((unsigned)rc));
 		return -1;

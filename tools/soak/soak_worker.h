@@ -44,7 +44,8 @@ struct soak_w {
 	unsigned me, inc, n;
 	uint64_t seed, rng, serial;
 	ptl_handle_ni_t ni;
-	ptl_handle_eq_t eq;
+	ptl_handle_eq_t eq;  /* our operations' events, polled */
+	ptl_handle_eq_t teq; /* the target MDs': checked by its handler (soak_target.c) */
 	ptl_process_id_t id[SOAK_MAX_RANKS];
 	unsigned char *put_area, *get_area, *swap_area;
 	size_t put_per_src; /* SOAK_PUT_SLOTS * max_size */
@@ -69,7 +70,7 @@ void soak_op_event(struct soak_w *w, const ptl_event_t *ev);
 void soak_check_timeouts(struct soak_w *w, int draining);
 void soak_retry_parked(struct soak_w *w);
 
-/* soak_target.c: the target side */
+/* soak_target.c: the target side (events checked as they are posted) */
 int soak_target_setup(struct soak_w *w);
 void soak_target_event(struct soak_w *w, const ptl_event_t *ev);
 
