@@ -185,7 +185,7 @@ static int take_reply(struct myri_off *o, uint64_t token, struct myri_evt *out)
 		atomic_store_explicit(&q->head, head + 1, memory_order_release);
 		if (e.token & OFF_POSTED_TOKEN) { /* a posted call failed after all */
 			p3_lib_log(NULL, 1,
-			           "myrinet offload: a posted put/get failed in the NIC: %d",
+			           "myrinet offload: a posted call failed in the NIC: %d",
 			           e.status);
 			continue;
 		}

@@ -142,8 +142,8 @@ void off_md_note(struct myri_off *o, ptl_handle_md_t mdh, ptl_handle_me_t me, co
 	*r = (struct off_md){.h = mdh,
 	                     .me = me,
 	                     .bytes = bytes,
-	                     .always_active = md->threshold == PTL_MD_THRESH_INF &&
-	                                      !(md->options & PTL_MD_MAX_SIZE)};
+	                     .threshold = md->threshold,
+	                     .max_size = (md->options & PTL_MD_MAX_SIZE) != 0};
 }
 
 void off_md_forget(struct myri_off *o, ptl_handle_md_t mdh)
@@ -161,13 +161,26 @@ void off_md_forget_me(struct myri_off *o, ptl_handle_me_t me)
 			o->mds[i] = (struct off_md){0};
 }
 
-/* A put or get on mdh that LIB would certainly accept. */
+/* A put or get on mdh that LIB would accept: an MD the host created and did
+ * not unlink, no MAX_SIZE, and threshold left even if every operation the
+ * host started on it (a put and its ack, a get's reply) has taken its share
+ * (a finite threshold; README §2.2 "Posted calls" on remote operations). */
 int off_md_can_post(struct myri_off *o, ptl_handle_md_t mdh, int whole, uint64_t off, uint64_t len)
 {
 	struct off_md *r = off_md_rec(o, mdh);
-	if (!r || r->h != mdh || !r->always_active)
+	if (!r || r->h != mdh || r->max_size)
+		return 0;
+	if (r->threshold != PTL_MD_THRESH_INF && r->used >= (uint32_t)r->threshold)
 		return 0;
 	return whole || (off <= r->bytes && len <= r->bytes - off);
+}
+
+/* The host started an operation on mdh that may take n of its threshold. */
+void off_md_used(struct myri_off *o, ptl_handle_md_t mdh, uint32_t n)
+{
+	struct off_md *r = off_md_rec(o, mdh);
+	if (r && r->h == mdh)
+		r->used += n;
 }
 
 void off_md_wire(const ptl_md_t *m, struct myri_md *w)
