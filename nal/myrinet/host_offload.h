@@ -54,6 +54,7 @@ struct off_md {
 	uint64_t bytes;
 	int32_t threshold; /* as created (PTL_MD_THRESH_INF: never inactive by count) */
 	uint32_t used;     /* threshold the host's own operations may have taken */
+	uint32_t run1;     /* its registration run: index in runs[] + 1 (0: none) */
 	uint8_t max_size;  /* PTL_MD_MAX_SIZE: may go inactive by a remote put */
 };
 
@@ -68,9 +69,10 @@ struct off_me {
 
 /* Handles the NIC reserved for this host (MYRI_LIB_RESERVE). */
 struct off_pool {
-	uint32_t h[MYRI_MAX_RESERVE];
+	uint32_t h[2 * MYRI_MAX_RESERVE];
 	uint32_t n;
-	uint32_t dry; /* creations left before asking again after the NIC had none */
+	uint32_t dry;   /* creations left before asking again after the NIC had none */
+	uint64_t ahead; /* token of the RESERVE asked ahead, not answered yet (0: none) */
 };
 
 #define OFF_POOL_ME  0
@@ -122,6 +124,9 @@ void off_run_handlers(struct myri_off *o);
 int off_cmd_push(struct myri_off *o, const struct myri_cmd *cmd);
 /* One LIB call (rpc_lock held): the PTL_* code; results in out->hdr. */
 int off_rpc_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd, struct myri_evt *out);
+uint64_t off_call_ahead(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd);
+int off_wait_reply(struct myri_off *o, uint64_t token, struct myri_evt *out);
+void off_take_events(struct myri_off *o);
 int off_rpc(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd, struct myri_evt *out);
 int off_rpc1(struct myri_off *o, uint16_t lib_op, uint64_t a0, struct myri_evt *out);
 uint32_t off_rep_u32(const struct myri_evt *e, int i);
@@ -143,6 +148,7 @@ int off_post_init(struct myri_off *o, const int32_t limits[8]);
 void off_post_fini(struct myri_off *o);
 int off_pool_take(struct myri_off *o, int which, uint32_t *h);
 void off_pool_put_back(struct myri_off *o, int which, uint32_t h);
+void off_pool_on_reply(struct myri_off *o, const struct myri_evt *e);
 int off_pool_release(struct myri_off *o);
 struct off_me *off_me_rec(struct myri_off *o, ptl_handle_me_t me);
 void off_me_note(struct myri_off *o, ptl_handle_me_t me, uint32_t pt, ptl_unlink_t unlink,

@@ -12,19 +12,44 @@
 
 /* ---- MD registration (rpc_lock held) -------------------------------------- */
 
+/* The MD record naming run i (its run1 is i + 1), or NULL. */
+static struct off_md *run_owner(struct myri_off *o, uint32_t i)
+{
+	ptl_handle_md_t md = o->runs[i].md;
+	struct off_md *r = md != PTL_INVALID_HANDLE ? off_md_rec(o, md) : NULL;
+	return r && r->h == md && r->run1 == i + 1 ? r : NULL;
+}
+
 static void run_release(struct myri_off *o, uint32_t i)
 {
 	struct myri_host *h = o->h;
+	struct off_md *r = run_owner(o, i);
+	if (r)
+		r->run1 = 0;
 	for (uint32_t k = 0; k < o->runs[i].n; k++) {
-		uint32_t r = (o->runs[i].first + k) % MYRI_NREG;
-		h->seg->reg[r].valid = 0;
-		h->reg_busy[r] = 0;
+		uint32_t e = (o->runs[i].first + k) % MYRI_NREG;
+		h->seg->reg[e].valid = 0;
+		h->reg_busy[e] = 0;
 	}
-	o->runs[i] = o->runs[--o->nruns];
+	uint32_t last = --o->nruns;
+	if (i != last) { /* the last run moves to i: its MD's record follows */
+		struct off_md *m = run_owner(o, last);
+		o->runs[i] = o->runs[last];
+		if (m)
+			m->run1 = i + 1;
+	}
 }
 
+/* An MD's run goes: found through its record (one run per MD), or, for an
+ * MD the host holds no record of, by looking at every run. */
 void off_runs_drop_md(struct myri_off *o, ptl_handle_md_t md)
 {
+	struct off_md *r = off_md_rec(o, md);
+	if (r && r->h == md) {
+		if (r->run1)
+			run_release(o, r->run1 - 1);
+		return;
+	}
 	for (uint32_t i = 0; i < o->nruns;)
 		if (o->runs[i].md == md)
 			run_release(o, i);
@@ -139,10 +164,17 @@ void off_md_note(struct myri_off *o, ptl_handle_md_t mdh, ptl_handle_me_t me, co
 		for (uint64_t i = 0; i < md->length; i++)
 			bytes += iov[i].iov_len;
 	}
+	if (r->h && r->h != mdh && r->run1) /* the slot was reused: its old MD is gone */
+		run_release(o, r->run1 - 1);
+	uint32_t run1 = r->h == mdh ? r->run1 : 0;
+	/* the run just registered (last) for this MD, if any */
+	if (o->nruns && o->runs[o->nruns - 1].md == mdh)
+		run1 = o->nruns;
 	*r = (struct off_md){.h = mdh,
 	                     .me = me,
 	                     .bytes = bytes,
 	                     .threshold = md->threshold,
+	                     .run1 = run1,
 	                     .max_size = (md->options & PTL_MD_MAX_SIZE) != 0};
 }
 

@@ -103,34 +103,76 @@ static void slot_seen_free(struct myri_off *o, int which, uint32_t h)
 	}
 }
 
-static int pool_fill(struct myri_off *o, int which)
+/* The handles of a RESERVE answer join the pool. */
+static void pool_add(struct myri_off *o, int which, const struct myri_evt *e)
 {
 	struct off_pool *p = &o->pool[which];
-	struct myri_cmd cmd;
-	struct myri_evt e = {0};
-	uint64_t a0 = (uint64_t)(which == OFF_POOL_ME ? P3_HT_ME : P3_HT_MD) |
-	              (uint64_t)MYRI_MAX_RESERVE << 8;
-	memset(&cmd, 0, sizeof(cmd));
-	memcpy(cmd.hdr, &a0, sizeof(a0));
-	if (off_rpc_locked(o, MYRI_LIB_RESERVE, &cmd, &e) != PTL_OK) {
-		p->dry = OFF_POOL_DRY;
-		return -1;
-	}
+	unsigned int type = which == OFF_POOL_ME ? P3_HT_ME : P3_HT_MD;
 	struct myri_lib_handles r;
-	memcpy(&r, e.hdr, sizeof(r));
+	if (e->status != PTL_OK) {
+		p->dry = OFF_POOL_DRY;
+		return;
+	}
+	memcpy(&r, e->hdr, sizeof(r));
 	for (uint32_t i = 0; i < r.n && i < MYRI_MAX_RESERVE; i++) {
-		unsigned int want = which == OFF_POOL_ME ? P3_HT_ME : P3_HT_MD;
-		if (p3_handle_type(r.h[i]) != want) /* the NIC's word, checked */
-			continue;
+		if (p3_handle_type(r.h[i]) != type || p->n == 2 * MYRI_MAX_RESERVE)
+			continue; /* the NIC's word, checked */
 		slot_seen_free(o, which, r.h[i]);
 		p->h[p->n++] = r.h[i];
 	}
+}
+
+static void reserve_cmd(int which, struct myri_cmd *cmd)
+{
+	uint64_t a0 = (uint64_t)(which == OFF_POOL_ME ? P3_HT_ME : P3_HT_MD) |
+	              (uint64_t)MYRI_MAX_RESERVE << 8;
+	memset(cmd, 0, sizeof(*cmd));
+	memcpy(cmd->hdr, &a0, sizeof(a0));
+}
+
+/* Fill an empty pool, waiting: for the RESERVE asked ahead, or a new one. */
+static int pool_fill(struct myri_off *o, int which)
+{
+	struct off_pool *p = &o->pool[which];
+	struct myri_evt e = {0};
+	if (p->ahead) {
+		e.status = off_wait_reply(o, p->ahead, &e);
+		p->ahead = 0;
+	} else {
+		struct myri_cmd cmd;
+		reserve_cmd(which, &cmd);
+		e.status = off_rpc_locked(o, MYRI_LIB_RESERVE, &cmd, &e);
+	}
+	pool_add(o, which, &e);
 	return p->n ? 0 : -1;
+}
+
+/* Ask for the next handles while one batch or less is left, so that the host
+ * never waits for them in a steady stream of creations. */
+static void pool_ask_ahead(struct myri_off *o, int which)
+{
+	struct off_pool *p = &o->pool[which];
+	if (p->ahead || p->dry || p->n > MYRI_MAX_RESERVE)
+		return;
+	struct myri_cmd cmd;
+	reserve_cmd(which, &cmd);
+	p->ahead = off_call_ahead(o, MYRI_LIB_RESERVE, &cmd);
+}
+
+void off_pool_on_reply(struct myri_off *o, const struct myri_evt *e)
+{
+	for (int w = 0; w < 2; w++)
+		if (o->pool[w].ahead && e->token == o->pool[w].ahead) {
+			o->pool[w].ahead = 0;
+			pool_add(o, w, e);
+		}
 }
 
 int off_pool_take(struct myri_off *o, int which, uint32_t *h)
 {
 	struct off_pool *p = &o->pool[which];
+	if (p->ahead) /* its answer may be in: no system call */
+		off_take_events(o);
 	if (!p->n) {
 		if (p->dry) {
 			p->dry--;
@@ -140,6 +182,7 @@ int off_pool_take(struct myri_off *o, int which, uint32_t *h)
 			return -1;
 	}
 	*h = p->h[--p->n];
+	pool_ask_ahead(o, which);
 	return 0;
 }
 
@@ -147,7 +190,7 @@ int off_pool_take(struct myri_off *o, int which, uint32_t *h)
 void off_pool_put_back(struct myri_off *o, int which, uint32_t h)
 {
 	struct off_pool *p = &o->pool[which];
-	if (p->n < MYRI_MAX_RESERVE)
+	if (p->n < 2 * MYRI_MAX_RESERVE)
 		p->h[p->n++] = h;
 }
 
@@ -155,21 +198,29 @@ void off_pool_put_back(struct myri_off *o, int which, uint32_t h)
  * the host's pools may hold the slots it needs).  1 if any went back. */
 int off_pool_release(struct myri_off *o)
 {
-	struct myri_lib_handles r = {0};
+	int any = 0;
 	for (int w = 0; w < 2; w++) {
 		struct off_pool *p = &o->pool[w];
-		while (p->n && r.n < MYRI_MAX_RESERVE)
-			r.h[r.n++] = p->h[--p->n];
+		if (p->ahead) { /* its handles too */
+			struct myri_evt e = {0};
+			e.status = off_wait_reply(o, p->ahead, &e);
+			p->ahead = 0;
+			pool_add(o, w, &e);
+		}
 		p->dry = OFF_POOL_DRY;
+		while (p->n) {
+			struct myri_lib_handles r = {0};
+			while (p->n && r.n < MYRI_MAX_RESERVE)
+				r.h[r.n++] = p->h[--p->n];
+			struct myri_cmd cmd;
+			struct myri_evt e = {0};
+			memset(&cmd, 0, sizeof(cmd));
+			memcpy(cmd.hdr, &r, sizeof(r));
+			off_rpc_locked(o, MYRI_LIB_UNRESERVE, &cmd, &e);
+			any = 1;
+		}
 	}
-	if (!r.n)
-		return 0;
-	struct myri_cmd cmd;
-	struct myri_evt e = {0};
-	memset(&cmd, 0, sizeof(cmd));
-	memcpy(cmd.hdr, &r, sizeof(r));
-	off_rpc_locked(o, MYRI_LIB_UNRESERVE, &cmd, &e);
-	return 1;
+	return any;
 }
 
 /* ---- the proofs ------------------------------------------------------------ */
