@@ -164,8 +164,9 @@ void off_md_note(struct myri_off *o, ptl_handle_md_t mdh, ptl_handle_me_t me, co
 		for (uint64_t i = 0; i < md->length; i++)
 			bytes += iov[i].iov_len;
 	}
-	if (r->h && r->h != mdh && r->run1) /* the slot was reused: its old MD is gone */
-		run_release(o, r->run1 - 1);
+	/* the slot was reused: its old MD is gone, and so is its run (released
+	 * once the new record is in place: the release may move the new run) */
+	uint32_t old_run1 = r->h && r->h != mdh ? r->run1 : 0;
 	uint32_t run1 = r->h == mdh ? r->run1 : 0;
 	/* the run just registered (last) for this MD, if any */
 	if (o->nruns && o->runs[o->nruns - 1].md == mdh)
@@ -176,6 +177,8 @@ void off_md_note(struct myri_off *o, ptl_handle_md_t mdh, ptl_handle_me_t me, co
 	                     .threshold = md->threshold,
 	                     .run1 = run1,
 	                     .max_size = (md->options & PTL_MD_MAX_SIZE) != 0};
+	if (old_run1)
+		run_release(o, old_run1 - 1);
 }
 
 void off_md_forget(struct myri_off *o, ptl_handle_md_t mdh)
