@@ -116,9 +116,8 @@ static void pool_add(struct myri_off *o, int which, const struct myri_evt *e)
 	memcpy(&r, e->hdr, sizeof(r));
 	for (uint32_t i = 0; i < r.n && i < MYRI_MAX_RESERVE; i++) {
 		if (p3_handle_type(r.h[i]) != type || p->n == 2 * MYRI_MAX_RESERVE)
-			continue; /* the NIC's word, checked */
-		slot_seen_free(o, which, r.h[i]);
-		p->h[p->n++] = r.h[i];
+			continue;      /* the NIC's word, checked */
+		p->h[p->n++] = r.h[i]; /* seen free when taken (off_pool_take) */
 	}
 }
 
@@ -182,6 +181,11 @@ int off_pool_take(struct myri_off *o, int which, uint32_t *h)
 			return -1;
 	}
 	*h = p->h[--p->n];
+	/* Not when the answer came: that may be inside the wait of a call whose
+	 * registration run is not settled yet, which releasing another run would
+	 * move (off_reg_settle takes the last run; a release moves the last run
+	 * into the hole).  Here no run is pending. */
+	slot_seen_free(o, which, *h);
 	pool_ask_ahead(o, which);
 	return 0;
 }
