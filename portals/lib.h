@@ -52,13 +52,29 @@ struct p3_objtab {
 	uint32_t ot_free;     /* index + 1 of the first free slot, 0 = none */
 	uint32_t ot_gen_base; /* first generation of fresh slots (varies per NI open) */
 	void **ot_chunks;     /* ceil(max / CHUNK) pointers */
+	/* Reservations (the offloading NIC, nal/myrinet mcpd_offload.c, hands
+	 * its host handles before the objects exist, so that the host can
+	 * create objects without waiting for an answer): slots held out of the
+	 * free list, and the reserved handle the next p3_obj_alloc_locked must
+	 * take (0: any free slot). */
+	uint32_t ot_reserved;
+	ptl_handle_any_t ot_want;
 };
 
 int p3_objtab_init(struct p3_objtab *t, unsigned int type, unsigned int ni, unsigned int ni_gen,
 		   size_t size, uint32_t max);
 void p3_objtab_fini(struct p3_objtab *t);
+/* A free slot (or, with ot_want set, exactly that reserved slot), zeroed,
+ * with a fresh handle; NULL when none. */
 void *p3_obj_alloc_locked(struct p3_objtab *t);
 void p3_obj_free_locked(struct p3_objtab *t, void *obj);
+/* Take a free slot out of circulation and name the handle its object will
+ * have; -1 when the table is full.  A reserved slot is not live (lookups
+ * fail) and not counted in ot_inuse until an allocation with ot_want takes
+ * it. */
+int p3_obj_reserve_locked(struct p3_objtab *t, ptl_handle_any_t *h);
+/* Give a reserved slot back (0), or -1 when h names no reserved slot. */
+int p3_obj_unreserve_locked(struct p3_objtab *t, ptl_handle_any_t h);
 /* Object named by handle h, or NULL if h is not a live handle of this table. */
 static inline void *p3_obj_lookup_locked(const struct p3_objtab *t, ptl_handle_any_t h)
 {

@@ -73,12 +73,14 @@ static int off_open(const struct p3_lib_open_args *args, struct p3_lib **libp,
 	struct myri_lib_open_rep rep;
 	memcpy(&rep, e.hdr, sizeof(rep));
 	if (rc == PTL_OK && (!(o->eqs = calloc((size_t)rep.limits[2] + 1, sizeof(*o->eqs))) ||
-	                     !(o->mds = calloc((size_t)rep.limits[1] + 1, sizeof(*o->mds)))))
+	                     !(o->mds = calloc((size_t)rep.limits[1] + 1, sizeof(*o->mds))) ||
+	                     off_post_init(o, rep.limits) != 0))
 		rc = PTL_NO_SPACE;
 	if (rc != PTL_OK) {
 		myri_host_free(o->h);
 		free(o->eqs);
 		free(o->mds);
+		off_post_fini(o);
 		free(o);
 		return rc;
 	}
@@ -104,6 +106,7 @@ static void off_close(struct p3_lib *lib)
 	free(o->runs);
 	free(o->eqs);
 	free(o->mds);
+	off_post_fini(o);
 	free(o);
 }
 
@@ -183,6 +186,7 @@ static int off_me_insert(struct p3_lib *lib, ptl_handle_me_t base, ptl_pt_index_
                          ptl_unlink_t unlink, ptl_ins_pos_t pos, ptl_pt_index_t *pt_out,
                          ptl_handle_me_t *me_out)
 {
+	struct myri_off *o = OFF(lib);
 	struct myri_lib_me a = {.mbits = mbits,
 	                        .ibits = ibits,
 	                        .base = base,
@@ -193,9 +197,33 @@ static int off_me_insert(struct p3_lib *lib, ptl_handle_me_t base, ptl_pt_index_
 	                        .pos = pos};
 	struct myri_cmd cmd;
 	struct myri_evt e = {0};
+	uint32_t at, want;
 	memset(&cmd, 0, sizeof(cmd));
+	pthread_mutex_lock(&o->rpc_lock);
+	if (off_me_can_post(o, base, pt, &at) && off_pool_take(o, OFF_POOL_ME, &want) == 0) {
+		a.want = want;
+		memcpy(cmd.hdr, &a, sizeof(a));
+		int rc = off_post_locked(o, MYRI_LIB_ME_INSERT, &cmd);
+		if (rc == PTL_OK) {
+			off_me_note(o, want, at, unlink, 0);
+			if (pt_out)
+				*pt_out = at;
+			*me_out = want;
+		} else {
+			off_pool_put_back(o, OFF_POOL_ME, want);
+		}
+		pthread_mutex_unlock(&o->rpc_lock);
+		off_run_handlers(o);
+		return rc;
+	}
 	memcpy(cmd.hdr, &a, sizeof(a));
-	int rc = off_rpc(OFF(lib), MYRI_LIB_ME_INSERT, &cmd, &e);
+	int rc = off_rpc_locked(o, MYRI_LIB_ME_INSERT, &cmd, &e);
+	if (rc == PTL_NO_SPACE && off_pool_release(o))
+		rc = off_rpc_locked(o, MYRI_LIB_ME_INSERT, &cmd, &e);
+	if (rc == PTL_OK)
+		off_me_note(o, off_rep_u32(&e, 1), off_rep_u32(&e, 0), unlink, 0);
+	pthread_mutex_unlock(&o->rpc_lock);
+	off_run_handlers(o);
 	if (rc == PTL_OK) {
 		if (pt_out)
 			*pt_out = off_rep_u32(&e, 0);
@@ -214,8 +242,20 @@ static int off_me_unlink(struct p3_lib *lib, ptl_handle_me_t me)
 	memcpy(cmd.hdr, &a0, sizeof(a0));
 	pthread_mutex_lock(&o->rpc_lock);
 	int rc = off_rpc_locked(o, MYRI_LIB_ME_UNLINK, &cmd, &e);
-	if (rc == PTL_OK)
-		off_md_forget_me(o, me);
+	if (rc == PTL_OK) { /* the ME's MD went with it */
+		struct off_me *r = off_me_rec(o, me);
+		if (r && r->h == me && r->md) {
+			struct off_md *d = off_md_rec(o, r->md);
+			if (d && d->h == r->md && d->me == me) {
+				off_runs_drop_md(o, r->md);
+				off_md_forget(o, r->md);
+			}
+		} else if (!r || r->h != me) {
+			off_md_forget_me(o, me); /* no record (cannot happen): look at all */
+		}
+	}
+	if (rc == PTL_OK || rc == PTL_ME_INVALID) /* gone either way */
+		off_me_forget(o, me);
 	pthread_mutex_unlock(&o->rpc_lock);
 	return rc;
 }
@@ -244,14 +284,43 @@ static int off_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_
 	int rc = off_reg_md(o, md, &cmd);
 	if (rc == PTL_OK) {
 		rc = off_rpc_locked(o, MYRI_LIB_ME_MD_POST, &cmd, &e);
+		if (rc == PTL_NO_SPACE && off_pool_release(o))
+			rc = off_rpc_locked(o, MYRI_LIB_ME_MD_POST, &cmd, &e);
 		off_reg_settle(o, &cmd, rc, off_rep_u32(&e, 1));
-		if (rc == PTL_OK)
+		if (rc == PTL_OK) {
 			off_md_note(o, off_rep_u32(&e, 1), off_rep_u32(&e, 0), md);
+			struct off_me *base_rec = off_me_rec(o, base);
+			if (base_rec && base_rec->h == base)
+				off_me_note(o, off_rep_u32(&e, 0), base_rec->pt, unlink,
+				            off_rep_u32(&e, 1));
+		}
 	}
 	pthread_mutex_unlock(&o->rpc_lock);
 	if (rc == PTL_OK) {
 		*me_out = off_rep_u32(&e, 0);
 		*md_out = off_rep_u32(&e, 1);
+	}
+	return rc;
+}
+
+/* MD_ATTACH posted: a reserved handle, no answer (rpc_lock held). */
+static int md_attach_posted(struct myri_off *o, ptl_handle_me_t me, const ptl_md_t *md,
+                            struct myri_lib_md *a, uint32_t want)
+{
+	struct myri_cmd cmd;
+	memset(&cmd, 0, sizeof(cmd));
+	a->want = want;
+	memcpy(cmd.hdr, a, sizeof(*a));
+	int rc = off_reg_md(o, md, &cmd);
+	if (rc == PTL_OK) {
+		rc = off_post_locked(o, MYRI_LIB_MD_ATTACH, &cmd);
+		off_reg_settle(o, &cmd, rc, want);
+	}
+	if (rc == PTL_OK) {
+		off_md_note(o, want, me, md);
+		off_me_got_md(o, me, want);
+	} else {
+		off_pool_put_back(o, OFF_POOL_MD, want); /* the NIC never saw it */
 	}
 	return rc;
 }
@@ -263,18 +332,32 @@ static int off_md_attach(struct p3_lib *lib, ptl_handle_me_t me, const ptl_md_t 
 	struct myri_lib_md a = {.handle = me, .unlink = unlink};
 	struct myri_cmd cmd;
 	struct myri_evt e = {0};
+	uint32_t want;
 	memset(&cmd, 0, sizeof(cmd));
 	off_md_wire(md, &a.md);
-	memcpy(cmd.hdr, &a, sizeof(a));
 	pthread_mutex_lock(&o->rpc_lock);
+	if (off_md_can_create(o, me, md) && off_pool_take(o, OFF_POOL_MD, &want) == 0) {
+		int rc = md_attach_posted(o, me, md, &a, want);
+		pthread_mutex_unlock(&o->rpc_lock);
+		off_run_handlers(o);
+		if (rc == PTL_OK)
+			*md_out = want;
+		return rc;
+	}
+	memcpy(cmd.hdr, &a, sizeof(a));
 	int rc = off_reg_md(o, md, &cmd);
 	if (rc == PTL_OK) {
 		rc = off_rpc_locked(o, MYRI_LIB_MD_ATTACH, &cmd, &e);
+		if (rc == PTL_NO_SPACE && off_pool_release(o))
+			rc = off_rpc_locked(o, MYRI_LIB_MD_ATTACH, &cmd, &e);
 		off_reg_settle(o, &cmd, rc, off_rep_u32(&e, 0));
-		if (rc == PTL_OK)
+		if (rc == PTL_OK) {
 			off_md_note(o, off_rep_u32(&e, 0), me, md);
+			off_me_got_md(o, me, off_rep_u32(&e, 0));
+		}
 	}
 	pthread_mutex_unlock(&o->rpc_lock);
+	off_run_handlers(o);
 	if (rc == PTL_OK)
 		*md_out = off_rep_u32(&e, 0);
 	return rc;
@@ -290,7 +373,16 @@ static int off_md_unlink(struct p3_lib *lib, ptl_handle_md_t md)
 	memcpy(cmd.hdr, &a0, sizeof(a0));
 	pthread_mutex_lock(&o->rpc_lock);
 	int rc = off_rpc_locked(o, MYRI_LIB_MD_UNLINK, &cmd, &e);
-	if (rc == PTL_OK) {
+	if (rc == PTL_MD_INVALID) { /* the NIC freed it (auto-unlink): forget it too */
+		off_runs_drop_md(o, md);
+		off_md_forget(o, md);
+	} else if (rc == PTL_OK) {
+		struct off_md *r = off_md_rec(o, md);
+		if (r && r->h == md && r->me != PTL_INVALID_HANDLE) {
+			struct off_me *m = off_me_rec(o, r->me); /* an UNLINK ME goes with it */
+			if (m && m->h == r->me && !m->retain)
+				off_me_forget(o, r->me);
+		}
 		off_runs_drop_md(o, md);
 		off_md_forget(o, md);
 	}
@@ -418,20 +510,21 @@ static int move(struct p3_lib *lib, uint16_t op, const struct myri_lib_move *a)
 	struct myri_evt e = {0};
 	memset(&cmd, 0, sizeof(cmd));
 	memcpy(cmd.hdr, a, sizeof(*a));
+	/* threshold the operation may take: a put 1, its ack 1; a get's reply 1 */
+	uint32_t takes = op == MYRI_LIB_PUT ? 1u + (a->ack == PTL_ACK_REQ) : 1u;
 	pthread_mutex_lock(&o->rpc_lock);
 	if (op != MYRI_LIB_GETPUT &&
 	    off_md_can_post(o, a->md, (int)a->whole, a->local_offset, a->length)) {
-		cmd.op = MYRI_CMD_LIB;
-		cmd.lib_op = op;
-		cmd.nic_token = MYRI_LIB_POSTED;
-		cmd.token = ++o->rpc_seq | OFF_POSTED_TOKEN;
-		int rc =
-		    atomic_load(&o->h->nic_dead) || off_cmd_push(o, &cmd) != 0 ? PTL_FAIL : PTL_OK;
+		int rc = off_post_locked(o, op, &cmd);
+		if (rc == PTL_OK)
+			off_md_used(o, a->md, takes);
 		pthread_mutex_unlock(&o->rpc_lock);
 		off_run_handlers(o);
 		return rc;
 	}
 	int rc = off_rpc_locked(o, op, &cmd, &e);
+	if (rc == PTL_OK && op != MYRI_LIB_GETPUT)
+		off_md_used(o, a->md, takes);
 	pthread_mutex_unlock(&o->rpc_lock);
 	off_run_handlers(o);
 	return rc;

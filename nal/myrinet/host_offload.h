@@ -52,9 +52,32 @@ struct off_md {
 	ptl_handle_md_t h; /* 0: no record */
 	ptl_handle_me_t me;
 	uint64_t bytes;
-	int always_active; /* threshold infinite, no MAX_SIZE: never inactive, never auto-unlinked
-	                    */
+	int32_t threshold; /* as created (PTL_MD_THRESH_INF: never inactive by count) */
+	uint32_t used;     /* threshold the host's own operations may have taken */
+	uint32_t run1;     /* its registration run: index in runs[] + 1 (0: none) */
+	uint8_t max_size;  /* PTL_MD_MAX_SIZE: may go inactive by a remote put */
 };
+
+/* An ME this host created (for posted MD attaches and ME inserts). */
+struct off_me {
+	ptl_handle_me_t h; /* 0: no record */
+	uint32_t pt;
+	uint8_t retain;     /* PTL_RETAIN: never freed by the NIC */
+	uint8_t had_md;     /* an MD was attached: the NIC may free the ME with it */
+	ptl_handle_md_t md; /* the last MD the host attached (0: none) */
+};
+
+/* Handles the NIC reserved for this host (MYRI_LIB_RESERVE). */
+struct off_pool {
+	uint32_t h[2 * MYRI_MAX_RESERVE];
+	uint32_t n;
+	uint32_t dry;   /* creations left before asking again after the NIC had none */
+	uint64_t ahead; /* token of the RESERVE asked ahead, not answered yet (0: none) */
+};
+
+#define OFF_POOL_ME  0
+#define OFF_POOL_MD  1
+#define OFF_POOL_DRY 64u
 
 #define OFF_POSTED_TOKEN (1ull << 63)
 
@@ -67,13 +90,18 @@ struct myri_off {
 	uint32_t nruns, cap;
 	struct off_md *mds; /* by MD index, limits.max_mds; under rpc_lock */
 	uint32_t nmds;
+	struct off_me *mes; /* by ME index, limits.max_mes; under rpc_lock */
+	uint32_t nmes;
+	uint32_t *pt_len; /* per portal: MEs the host created and did not see go (an upper bound) */
+	ptl_ni_limits_t limits;
+	struct off_pool pool[2]; /* OFF_POOL_ME, OFF_POOL_MD; under rpc_lock */
 	pthread_mutex_t hd_lock; /* handler table */
 	struct off_eq *eqs;      /* by EQ index, limits.max_eqs */
 	uint32_t neqs;
 	_Atomic int nhandlers;
 	_Atomic enum myri_spin spin; /* waits: from where the NIC runs (cpu_share.c) */
 	_Atomic uint64_t spin_at;    /* when spin was decided (off_now_ns) */
-	unsigned int spin_us; /* MYRI_SPIN: the EQ waits' budget (P3_MYRI_SPIN_US) */
+	unsigned int spin_us;        /* MYRI_SPIN: the EQ waits' budget (P3_MYRI_SPIN_US) */
 };
 
 static inline struct myri_off *OFF(struct p3_lib *lib)
@@ -96,6 +124,9 @@ void off_run_handlers(struct myri_off *o);
 int off_cmd_push(struct myri_off *o, const struct myri_cmd *cmd);
 /* One LIB call (rpc_lock held): the PTL_* code; results in out->hdr. */
 int off_rpc_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd, struct myri_evt *out);
+uint64_t off_call_ahead(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd);
+int off_wait_reply(struct myri_off *o, uint64_t token, struct myri_evt *out);
+void off_take_events(struct myri_off *o);
 int off_rpc(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd, struct myri_evt *out);
 int off_rpc1(struct myri_off *o, uint16_t lib_op, uint64_t a0, struct myri_evt *out);
 uint32_t off_rep_u32(const struct myri_evt *e, int i);
@@ -109,6 +140,23 @@ void off_md_note(struct myri_off *o, ptl_handle_md_t mdh, ptl_handle_me_t me, co
 void off_md_forget(struct myri_off *o, ptl_handle_md_t mdh);
 void off_md_forget_me(struct myri_off *o, ptl_handle_me_t me);
 int off_md_can_post(struct myri_off *o, ptl_handle_md_t mdh, int whole, uint64_t off, uint64_t len);
+void off_md_used(struct myri_off *o, ptl_handle_md_t mdh, uint32_t n);
 void off_md_wire(const ptl_md_t *m, struct myri_md *w);
+
+/* host_offload_post.c (rpc_lock held): which creating calls may be posted */
+int off_post_init(struct myri_off *o, const int32_t limits[8]);
+void off_post_fini(struct myri_off *o);
+int off_pool_take(struct myri_off *o, int which, uint32_t *h);
+void off_pool_put_back(struct myri_off *o, int which, uint32_t h);
+void off_pool_on_reply(struct myri_off *o, const struct myri_evt *e);
+int off_pool_release(struct myri_off *o);
+struct off_me *off_me_rec(struct myri_off *o, ptl_handle_me_t me);
+void off_me_note(struct myri_off *o, ptl_handle_me_t me, uint32_t pt, ptl_unlink_t unlink,
+                 ptl_handle_md_t md);
+void off_me_got_md(struct myri_off *o, ptl_handle_me_t me, ptl_handle_md_t md);
+void off_me_forget(struct myri_off *o, ptl_handle_me_t me);
+int off_me_can_post(struct myri_off *o, ptl_handle_me_t base, ptl_pt_index_t pt, uint32_t *pt_out);
+int off_md_can_create(struct myri_off *o, ptl_handle_me_t me, const ptl_md_t *md);
+int off_post_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd);
 
 #endif

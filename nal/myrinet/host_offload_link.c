@@ -185,12 +185,14 @@ static int take_reply(struct myri_off *o, uint64_t token, struct myri_evt *out)
 		atomic_store_explicit(&q->head, head + 1, memory_order_release);
 		if (e.token & OFF_POSTED_TOKEN) { /* a posted call failed after all */
 			p3_lib_log(NULL, 1,
-			           "myrinet offload: a posted put/get failed in the NIC: %d",
+			           "myrinet offload: a posted call failed in the NIC: %d",
 			           e.status);
 			continue;
 		}
-		if (e.token != token)
-			continue; /* a reply to a call that gave up: nobody waits */
+		if (e.token != token) {
+			off_pool_on_reply(o, &e); /* a reservation asked ahead, or nobody waits */
+			continue;
+		}
 		if (e.type == MYRI_EVT_REJECT) {
 			p3_lib_log(NULL, 0, "myrinet offload: the NIC rejected a call: %s",
 			           strerror(-e.status));
@@ -201,18 +203,21 @@ static int take_reply(struct myri_off *o, uint64_t token, struct myri_evt *out)
 	}
 }
 
-/* One call (rpc_lock held): the PTL_* code; results in out->hdr. */
-int off_rpc_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd, struct myri_evt *out)
+/* The events the NIC posted so far, without waiting (rpc_lock held):
+ * answers to reservations asked ahead, failed posted calls. */
+void off_take_events(struct myri_off *o)
+{
+	struct myri_evt e;
+	take_reply(o, 0, &e); /* token 0 is never a call's */
+}
+
+/* Wait for the answer to the call with this token (rpc_lock held). */
+int off_wait_reply(struct myri_off *o, uint64_t token, struct myri_evt *out)
 {
 	struct myri_host *h = o->h;
-	cmd->op = MYRI_CMD_LIB;
-	cmd->lib_op = lib_op;
-	cmd->token = ++o->rpc_seq;
-	if (off_nic_gone(o) || off_cmd_push(o, cmd) != 0)
-		return PTL_FAIL;
 	uint64_t t0 = off_now_ns();
 	for (;;) {
-		if (take_reply(o, cmd->token, out))
+		if (take_reply(o, token, out))
 			return out->status;
 		if (o->spin != MYRI_SPIN_NONE && off_now_ns() - t0 < OFF_SPIN_NS) {
 			if (o->spin == MYRI_SPIN_YIELD)
@@ -226,6 +231,25 @@ int off_rpc_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd, st
 		if (atomic_load(&h->nic_dead) || off_nic_gone(o))
 			return PTL_FAIL;
 	}
+}
+
+/* Queue a call that will be answered, without waiting (rpc_lock held):
+ * its token, or 0 when it could not be queued. */
+uint64_t off_call_ahead(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd)
+{
+	cmd->op = MYRI_CMD_LIB;
+	cmd->lib_op = lib_op;
+	cmd->token = ++o->rpc_seq;
+	if (off_nic_gone(o) || off_cmd_push(o, cmd) != 0)
+		return 0;
+	return cmd->token;
+}
+
+/* One call (rpc_lock held): the PTL_* code; results in out->hdr. */
+int off_rpc_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd, struct myri_evt *out)
+{
+	uint64_t token = off_call_ahead(o, lib_op, cmd);
+	return token ? off_wait_reply(o, token, out) : PTL_FAIL;
 }
 
 int off_rpc(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd, struct myri_evt *out)

@@ -12,19 +12,44 @@
 
 /* ---- MD registration (rpc_lock held) -------------------------------------- */
 
+/* The MD record naming run i (its run1 is i + 1), or NULL. */
+static struct off_md *run_owner(struct myri_off *o, uint32_t i)
+{
+	ptl_handle_md_t md = o->runs[i].md;
+	struct off_md *r = md != PTL_INVALID_HANDLE ? off_md_rec(o, md) : NULL;
+	return r && r->h == md && r->run1 == i + 1 ? r : NULL;
+}
+
 static void run_release(struct myri_off *o, uint32_t i)
 {
 	struct myri_host *h = o->h;
+	struct off_md *r = run_owner(o, i);
+	if (r)
+		r->run1 = 0;
 	for (uint32_t k = 0; k < o->runs[i].n; k++) {
-		uint32_t r = (o->runs[i].first + k) % MYRI_NREG;
-		h->seg->reg[r].valid = 0;
-		h->reg_busy[r] = 0;
+		uint32_t e = (o->runs[i].first + k) % MYRI_NREG;
+		h->seg->reg[e].valid = 0;
+		h->reg_busy[e] = 0;
 	}
-	o->runs[i] = o->runs[--o->nruns];
+	uint32_t last = --o->nruns;
+	if (i != last) { /* the last run moves to i: its MD's record follows */
+		struct off_md *m = run_owner(o, last);
+		o->runs[i] = o->runs[last];
+		if (m)
+			m->run1 = i + 1;
+	}
 }
 
+/* An MD's run goes: found through its record (one run per MD), or, for an
+ * MD the host holds no record of, by looking at every run. */
 void off_runs_drop_md(struct myri_off *o, ptl_handle_md_t md)
 {
+	struct off_md *r = off_md_rec(o, md);
+	if (r && r->h == md) {
+		if (r->run1)
+			run_release(o, r->run1 - 1);
+		return;
+	}
 	for (uint32_t i = 0; i < o->nruns;)
 		if (o->runs[i].md == md)
 			run_release(o, i);
@@ -139,11 +164,21 @@ void off_md_note(struct myri_off *o, ptl_handle_md_t mdh, ptl_handle_me_t me, co
 		for (uint64_t i = 0; i < md->length; i++)
 			bytes += iov[i].iov_len;
 	}
+	/* the slot was reused: its old MD is gone, and so is its run (released
+	 * once the new record is in place: the release may move the new run) */
+	uint32_t old_run1 = r->h && r->h != mdh ? r->run1 : 0;
+	uint32_t run1 = r->h == mdh ? r->run1 : 0;
+	/* the run just registered (last) for this MD, if any */
+	if (o->nruns && o->runs[o->nruns - 1].md == mdh)
+		run1 = o->nruns;
 	*r = (struct off_md){.h = mdh,
 	                     .me = me,
 	                     .bytes = bytes,
-	                     .always_active = md->threshold == PTL_MD_THRESH_INF &&
-	                                      !(md->options & PTL_MD_MAX_SIZE)};
+	                     .threshold = md->threshold,
+	                     .run1 = run1,
+	                     .max_size = (md->options & PTL_MD_MAX_SIZE) != 0};
+	if (old_run1)
+		run_release(o, old_run1 - 1);
 }
 
 void off_md_forget(struct myri_off *o, ptl_handle_md_t mdh)
@@ -161,13 +196,26 @@ void off_md_forget_me(struct myri_off *o, ptl_handle_me_t me)
 			o->mds[i] = (struct off_md){0};
 }
 
-/* A put or get on mdh that LIB would certainly accept. */
+/* A put or get on mdh that LIB would accept: an MD the host created and did
+ * not unlink, no MAX_SIZE, and threshold left even if every operation the
+ * host started on it (a put and its ack, a get's reply) has taken its share
+ * (a finite threshold; README §2.2 "Posted calls" on remote operations). */
 int off_md_can_post(struct myri_off *o, ptl_handle_md_t mdh, int whole, uint64_t off, uint64_t len)
 {
 	struct off_md *r = off_md_rec(o, mdh);
-	if (!r || r->h != mdh || !r->always_active)
+	if (!r || r->h != mdh || r->max_size)
+		return 0;
+	if (r->threshold != PTL_MD_THRESH_INF && r->used >= (uint32_t)r->threshold)
 		return 0;
 	return whole || (off <= r->bytes && len <= r->bytes - off);
+}
+
+/* The host started an operation on mdh that may take n of its threshold. */
+void off_md_used(struct myri_off *o, ptl_handle_md_t mdh, uint32_t n)
+{
+	struct off_md *r = off_md_rec(o, mdh);
+	if (r && r->h == mdh)
+		r->used += n;
 }
 
 void off_md_wire(const ptl_md_t *m, struct myri_md *w)

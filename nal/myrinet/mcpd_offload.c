@@ -571,6 +571,54 @@ static void lib_close(struct mcpd_off *o)
 	o->lib = NULL;
 }
 
+/* After a call that named a reserved handle: a call that failed frees the
+ * reservation (the slot's generation moves on, so the host's copy of the
+ * handle names nothing), and the next allocation takes any slot again. */
+static void want_settle(struct p3_lib *lib, struct p3_objtab *t, uint32_t want, int rc)
+{
+	p3_lib_lock(lib);
+	t->ot_want = 0;
+	if (want && rc != PTL_OK)
+		p3_obj_unreserve_locked(t, want);
+	p3_lib_unlock(lib);
+}
+
+/* MYRI_LIB_RESERVE: up to MYRI_MAX_RESERVE handles of MEs or MDs, fewer
+ * when the table is nearly full (none: PTL_NO_SPACE). */
+static int lib_reserve(struct mcpd_off *o, uint64_t a0, uint8_t *res)
+{
+	struct myri_lib_handles r = {0};
+	uint64_t type = a0 & 0xff, want = a0 >> 8;
+	if ((type != P3_HT_ME && type != P3_HT_MD) || want == 0)
+		return PTL_FAIL;
+	struct p3_objtab *t = type == P3_HT_ME ? &o->lib->lib_mes : &o->lib->lib_mds;
+	p3_lib_lock(o->lib);
+	while (r.n < want && r.n < MYRI_MAX_RESERVE) {
+		ptl_handle_any_t h;
+		if (p3_obj_reserve_locked(t, &h) != 0)
+			break;
+		r.h[r.n++] = h;
+	}
+	p3_lib_unlock(o->lib);
+	memcpy(res, &r, sizeof(r));
+	return r.n ? PTL_OK : PTL_NO_SPACE;
+}
+
+/* MYRI_LIB_UNRESERVE: handles that name no reserved slot are ignored. */
+static int lib_unreserve(struct mcpd_off *o, const struct myri_cmd *cmd)
+{
+	struct myri_lib_handles r;
+	memcpy(&r, cmd->hdr, sizeof(r));
+	p3_lib_lock(o->lib);
+	for (uint32_t i = 0; i < r.n && i < MYRI_MAX_RESERVE; i++) {
+		struct p3_objtab *t =
+		    p3_handle_type(r.h[i]) == P3_HT_ME ? &o->lib->lib_mes : &o->lib->lib_mds;
+		p3_obj_unreserve_locked(t, r.h[i]);
+	}
+	p3_lib_unlock(o->lib);
+	return PTL_OK;
+}
+
 static int lib_me(struct mcpd_off *o, const struct myri_cmd *cmd, uint32_t *out)
 {
 	struct myri_lib_me a;
@@ -579,8 +627,10 @@ static int lib_me(struct mcpd_off *o, const struct myri_cmd *cmd, uint32_t *out)
 	if (cmd->lib_op == MYRI_LIB_ME_INSERT) {
 		ptl_pt_index_t pt = a.pt;
 		ptl_handle_me_t me = PTL_INVALID_HANDLE;
+		o->lib->lib_mes.ot_want = a.want;
 		int rc = p3_lib_local_iface.me_insert(o->lib, a.base, a.pt, id, a.mbits, a.ibits,
 		                                      a.unlink, a.pos, &pt, &me);
+		want_settle(o->lib, &o->lib->lib_mes, a.want, rc);
 		out[0] = pt;
 		out[1] = me;
 		return rc;
@@ -610,11 +660,16 @@ static int lib_md(struct mcpd_off *o, const struct myri_cmd *cmd, uint8_t *res)
 	ptl_md_iovec_t *iov = NULL;
 	int rc = PTL_OK;
 	int have_new = cmd->lib_op == MYRI_LIB_MD_ATTACH || (a.flags & 2);
-	if (have_new && (rc = md_from_run(o->ep, cmd, &a.md, &umd, &iov)) != PTL_OK)
+	if (have_new && (rc = md_from_run(o->ep, cmd, &a.md, &umd, &iov)) != PTL_OK) {
+		if (cmd->lib_op == MYRI_LIB_MD_ATTACH)
+			want_settle(o->lib, &o->lib->lib_mds, a.want, rc);
 		return rc;
+	}
 	if (cmd->lib_op == MYRI_LIB_MD_ATTACH) {
 		ptl_handle_md_t md = PTL_INVALID_HANDLE;
+		o->lib->lib_mds.ot_want = a.want;
 		rc = p3_lib_local_iface.md_attach(o->lib, a.handle, &umd, a.unlink, &md);
+		want_settle(o->lib, &o->lib->lib_mds, a.want, rc);
 		if (rc == PTL_OK)
 			md_restore_start(o->lib, md, a.md.start);
 		memcpy(res, &md, sizeof(md));
@@ -704,6 +759,10 @@ static int lib_call(struct mcpd_off *o, const struct myri_cmd *cmd, uint8_t *res
 		return lib_move(o, cmd);
 	case MYRI_LIB_HANDLE_CHECK:
 		return li->handle_check(o->lib, (ptl_handle_any_t)a0);
+	case MYRI_LIB_RESERVE:
+		return lib_reserve(o, a0, res);
+	case MYRI_LIB_UNRESERVE:
+		return lib_unreserve(o, cmd);
 	default:
 		return PTL_FAIL;
 	}
@@ -762,7 +821,11 @@ int mcpd_off_cmd(struct mcpd_ep *ep, const struct myri_cmd *cmd)
 	} else {
 		rc = lib_call(o, cmd, res);
 	}
-	if (rc != PTL_OK || !(cmd->nic_token & MYRI_LIB_POSTED))
+	int posted = (cmd->nic_token & MYRI_LIB_POSTED) != 0;
+	mcpd_count(ep, posted ? MYRI_C_lib_posted : MYRI_C_lib_calls, 1);
+	if (posted && rc != PTL_OK)
+		mcpd_count(ep, MYRI_C_lib_posted_failed, 1);
+	if (rc != PTL_OK || !posted)
 		reply(ep, cmd->token, rc, res); /* a posted call is answered only if it failed */
 	return 0;
 }

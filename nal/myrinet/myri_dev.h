@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #define MYRI_MAGIC   0x4d595249u /* "MYRI" */
-#define MYRI_VERSION 2u          /* bumped on any layout change (2: offload, host_counters) */
+#define MYRI_VERSION 3u          /* bumped on any layout change (3: lib counters) */
 
 #define MYRI_CMDQ_LEN 1024u  /* command entries (power of two) */
 #define MYRI_EVTQ_LEN 2048u  /* event entries (power of two) */
@@ -160,6 +160,8 @@ enum myri_lib_op {
 	MYRI_LIB_GET,          /* myri_lib_move */
 	MYRI_LIB_GETPUT,       /* myri_lib_move (md2 = put MD) */
 	MYRI_LIB_HANDLE_CHECK, /* a[0] = handle */
+	MYRI_LIB_RESERVE,      /* a[0] = P3_HT_ME or P3_HT_MD | count << 8 -> myri_lib_handles */
+	MYRI_LIB_UNRESERVE,    /* myri_lib_handles (the host gives reserved handles back) */
 	MYRI_LIB_NOPS
 };
 
@@ -185,6 +187,8 @@ struct myri_lib_me {
 	/* ME_MD_POST only: */
 	uint32_t md_unlink, test_eq;
 	struct myri_md md;
+	uint32_t want; /* ME_INSERT: a handle from MYRI_LIB_RESERVE the ME takes (0: any) */
+	uint32_t pad;
 };
 
 struct myri_lib_md {
@@ -192,16 +196,26 @@ struct myri_lib_md {
 	uint32_t handle;         /* ATTACH: the ME (PTL_INVALID_HANDLE: bind); UPDATE: the MD */
 	uint32_t unlink;         /* ATTACH */
 	uint32_t test_eq, flags; /* UPDATE: flags 1 old wanted, 2 new given */
+	uint32_t want;           /* ATTACH: a reserved handle the MD takes (0: any) */
+};
+
+/* MYRI_LIB_RESERVE's results, MYRI_LIB_UNRESERVE's arguments: handles the
+ * NIC holds for the host (not live, not counted as allocated) until a
+ * creating call names one in `want` or the host gives it back. */
+#define MYRI_MAX_RESERVE 25u
+struct myri_lib_handles {
+	uint32_t n;
+	uint32_t h[MYRI_MAX_RESERVE];
 };
 
 struct myri_lib_ac {
 	uint32_t ac, nid, pid, uid, jid, pt;
 };
 
-/* MYRI_CMD_LIB: nic_token carries flags.  POSTED (PUT and GET only): the
- * host does not wait; the NIC answers only if the call fails (the host
- * posts only calls it can prove will not: an MD it created with an infinite
- * threshold, no MAX_SIZE, a region inside it). */
+/* MYRI_CMD_LIB: nic_token carries flags.  POSTED (PUT, GET, ME_INSERT,
+ * MD_ATTACH, with a reserved handle in `want` for the last two): the host
+ * does not wait; the NIC answers only if the call fails (the host posts only
+ * calls it can prove will not, README §2.2 "Posted calls"). */
 #define MYRI_LIB_POSTED 1u
 
 struct myri_lib_move {
@@ -212,6 +226,8 @@ struct myri_lib_move {
 _Static_assert(sizeof(struct myri_lib_me) <= MYRI_HDR_LEN, "fits a command");
 _Static_assert(sizeof(struct myri_lib_move) <= MYRI_HDR_LEN, "fits a command");
 _Static_assert(sizeof(struct myri_lib_open) <= MYRI_HDR_LEN, "fits a command");
+_Static_assert(sizeof(struct myri_lib_md) <= MYRI_HDR_LEN, "fits a command");
+_Static_assert(sizeof(struct myri_lib_handles) <= MYRI_HDR_LEN, "fits a command");
 
 /* ---- status registers (NIC writes, host reads: PtlNIStatus) ------------- */
 #define MYRI_COUNTERS(X)                                                                           \
@@ -226,7 +242,10 @@ _Static_assert(sizeof(struct myri_lib_open) <= MYRI_HDR_LEN, "fits a command");
 	X(dma_faults)                                                                              \
 	X(evt_backlog)                                                                             \
 	X(interrupts)                                                                              \
-	X(doorbells)
+	X(doorbells)                                                                               \
+	X(lib_calls)                                                                               \
+	X(lib_posted)                                                                              \
+	X(lib_posted_failed)
 
 enum myri_counter {
 #define MYRI_COUNTER_ENUM(n) MYRI_C_##n,

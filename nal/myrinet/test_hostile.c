@@ -10,6 +10,7 @@
  * Usage: test_hostile (P3_MYRI_NIC names the NIC; test_hostile.sh starts one).
  */
 #include "eq_ring.h"
+#include "handle.h"
 #include "myri_dev.h"
 
 #include "hdr.c" /* p3_hdr_pack: a Portals request header, as a host's LIB builds it */
@@ -427,6 +428,90 @@ static void test_getput_dma_fail(struct ep *o)
 
 /* no_arena: an endpoint attached without the arena (version-1 size);
  * dst: a page followed by a guard page. */
+/* Reserved handles (MYRI_LIB_RESERVE, the host's posted creations): a
+ * creation naming a reserved handle gets exactly it; a forged or stale
+ * `want` fails the call (PTL_NO_SPACE) and harms nothing; a posted call
+ * that fails is answered, one that works is not. */
+static int64_t mes_allocated(struct ep *o, uint64_t token)
+{
+	uint64_t sr = PTL_SR_MES_ALLOCATED;
+	struct myri_evt ev = lib_call(o, lib_cmd(MYRI_LIB_STATUS, token, &sr, sizeof(sr)));
+	int64_t v = -1;
+	if (ev.status == PTL_OK)
+		memcpy(&v, ev.hdr, sizeof(v));
+	return v;
+}
+
+static void push_posted(struct ep *o, uint64_t token, const struct myri_lib_me *me)
+{
+	struct myri_cmd c = lib_cmd(MYRI_LIB_ME_INSERT, token, me, sizeof(*me));
+	c.nic_token = MYRI_LIB_POSTED;
+	push(o, &c);
+}
+
+/* Reserved handles (MYRI_LIB_RESERVE, the host's posted creations): a
+ * creation naming a reserved handle gets exactly it; a forged or stale
+ * `want` fails the call (PTL_NO_SPACE) and harms nothing; a posted call
+ * that fails is answered, one that works is not. */
+static void test_reserve(struct ep *o)
+{
+	int64_t mes0 = mes_allocated(o, 79);
+	uint64_t a0 = P3_HT_ME | (uint64_t)3 << 8;
+	struct myri_evt ev = lib_call(o, lib_cmd(MYRI_LIB_RESERVE, 80, &a0, sizeof(a0)));
+	struct myri_lib_handles r;
+	memcpy(&r, ev.hdr, sizeof(r));
+	CHECK(ev.status == PTL_OK && r.n == 3 && r.h[0] >> 29 == P3_HT_ME,
+	      "RESERVE 3 ME handles (%d, n %u)", ev.status, r.n);
+	CHECK(mes_allocated(o, 81) == mes0, "reservations are not allocated objects");
+	a0 = 7 | (uint64_t)3 << 8;
+	ev = lib_call(o, lib_cmd(MYRI_LIB_RESERVE, 82, &a0, sizeof(a0)));
+	CHECK(ev.status == PTL_FAIL, "RESERVE of an unknown type: %d", ev.status);
+	struct myri_lib_me me = {.base = PTL_INVALID_HANDLE,
+	                         .pt = 4,
+	                         .match_nid = PTL_NID_ANY,
+	                         .match_pid = PTL_PID_ANY,
+	                         .unlink = PTL_RETAIN,
+	                         .pos = PTL_INS_AFTER,
+	                         .want = r.h[0]};
+	ev = lib_call(o, lib_cmd(MYRI_LIB_ME_INSERT, 83, &me, sizeof(me)));
+	CHECK(ev.status == PTL_OK && rep32(&ev, 1) == r.h[0], "ME_INSERT into a reserved handle");
+	ev = lib_call(o, lib_cmd(MYRI_LIB_ME_INSERT, 84, &me, sizeof(me)));
+	CHECK(ev.status == PTL_NO_SPACE, "a reserved handle used twice: %d", ev.status);
+	me.want = r.h[1] ^ (1u << 16); /* another generation */
+	ev = lib_call(o, lib_cmd(MYRI_LIB_ME_INSERT, 85, &me, sizeof(me)));
+	CHECK(ev.status == PTL_NO_SPACE, "a forged reserved handle: %d", ev.status);
+	me.want = 0x61234567u; /* an MD handle */
+	ev = lib_call(o, lib_cmd(MYRI_LIB_ME_INSERT, 86, &me, sizeof(me)));
+	CHECK(ev.status == PTL_NO_SPACE, "an MD handle as a reserved ME: %d", ev.status);
+	/* posted: failing ones are answered, a good one is not */
+	me.want = r.h[1];
+	me.pt = 100000; /* no such portal: fails, and frees r.h[1] */
+	push_posted(o, 87, &me);
+	me.pt = 4; /* r.h[1] again: its reservation went with the failure */
+	push_posted(o, 88, &me);
+	me.want = r.h[2];
+	push_posted(o, 89, &me);
+	struct myri_evt e87 = {0}, e88 = {0};
+	CHECK(next_event(o, &e87) == 0 && e87.token == 87 && e87.status == PTL_PT_INDEX_INVALID,
+	      "posted ME_INSERT on a bad portal answered (%d)", e87.status);
+	CHECK(next_event(o, &e88) == 0 && e88.token == 88 && e88.status == PTL_NO_SPACE,
+	      "posted ME_INSERT into a freed reservation answered (%d)", e88.status);
+	struct myri_lib_handles back = {.n = 2, .h = {r.h[2], 0x12345678u}};
+	ev = lib_call(o, lib_cmd(MYRI_LIB_UNRESERVE, 90, &back, sizeof(back)));
+	/* lib_call took the next event: 89 was not answered */
+	CHECK(ev.status == PTL_OK,
+	      "UNRESERVE (in use or forged: ignored), no answer to a posted "
+	      "call that worked: %d",
+	      ev.status);
+	CHECK(mes_allocated(o, 91) == mes0 + 2, "two MEs more (83, 89)");
+	uint64_t h = r.h[0];
+	ev = lib_call(o, lib_cmd(MYRI_LIB_ME_UNLINK, 92, &h, sizeof(h)));
+	CHECK(ev.status == PTL_OK, "ME_UNLINK of the reserved-handle ME: %d", ev.status);
+	h = r.h[2];
+	ev = lib_call(o, lib_cmd(MYRI_LIB_ME_UNLINK, 93, &h, sizeof(h)));
+	CHECK(ev.status == PTL_OK, "ME_UNLINK of the posted ME: %d", ev.status);
+}
+
 static void test_offload(struct ep *no_arena, char *dst)
 {
 	struct myri_lib_open op = {.ni_gen = 1, .jid = PTL_JID_ANY};
@@ -531,6 +616,7 @@ static void test_offload(struct ep *no_arena, char *dst)
 	      "the put landed in the MD, truncated (%#x %#x, %lld drops)", dst[100] & 0xff,
 	      dst[pg - 1] & 0xff, (long long)drops);
 	test_getput_dma_fail(&o);
+	test_reserve(&o);
 	c = lib_cmd(MYRI_LIB_CLOSE, 54, &op, sizeof(op));
 	CHECK(lib_call(&o, c).status == PTL_OK, "LIB_CLOSE");
 }
