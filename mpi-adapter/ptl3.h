@@ -123,7 +123,7 @@ extern struct fi_provider ptl3_prov;
 
 /* ---- tunables (ptl3_init.c, registered with fi_param_define) */
 /* FI_PTL3_YIELD_POLLS's default on an oversubscribed node */
-#define PTL3_OVERSUB_YIELD_POLLS 8
+#define PTL3_OVERSUB_YIELD_POLLS 1
 /* ... and FI_PTL3_BLOCK_MS's there */
 #define PTL3_OVERSUB_BLOCK_MS 1
 

@@ -82,7 +82,7 @@ enum ptl_oversub_wait ptl_oversub_wait_policy(void);
 unsigned ptl_oversub_handoff_us(void);
 
 /** PTL_OVERSUB_WAIT_HANDOFF's default budget (us). */
-#define PTL_OVERSUB_HANDOFF_US 20
+#define PTL_OVERSUB_HANDOFF_US 50
 
 /** The policy's name ("handoff", "sleep", "yield"). */
 const char *ptl_oversub_wait_name(enum ptl_oversub_wait w);

@@ -17,7 +17,7 @@
  *          process, never sleeping);
  *   futex  SPIN checks with sched_yield, then FUTEX_WAIT on the slot; a
  *          writer wakes the waiter it finds registered;
- *   handoff checks with sched_yield for HANDOFF_US (20) microseconds, then
+ *   handoff checks with sched_yield for HANDOFF_US (50) microseconds, then
  *          FUTEX_WAIT as futex does: P3_OVERSUB_WAIT=handoff's wait without
  *          its back-off (portals/api-handoff.c).
  * The sums are checked every iteration.  Prints one line:
@@ -130,7 +130,7 @@ static void rank_main(struct shared *sh, int rank, int n, int iters, enum wait_k
 
 int main(int argc, char **argv)
 {
-	int n = 4, iters = 20000, spin = 100, handoff_us = 20, opt;
+	int n = 4, iters = 20000, spin = 100, handoff_us = 50, opt;
 	enum wait_kind how = WAIT_YIELD;
 	const char *hows[] = {"spin", "yield", "futex", "handoff"};
 	while ((opt = getopt(argc, argv, "n:w:i:s:t:")) != -1) {
