@@ -43,6 +43,7 @@
 #define P3_HANDOFF_WINDOW         4u
 #define P3_HANDOFF_BACKOFF_MIN_US 1000u
 #define P3_HANDOFF_BACKOFF_MAX_US 128000u
+#define P3_HANDOFF_LOAD_CHECK_US  1000u
 
 static _Atomic uint64_t handoff_skip_until_us; /* sleep at once until then */
 static _Atomic uint32_t handoff_backoff_us = P3_HANDOFF_BACKOFF_MIN_US;
@@ -88,12 +89,22 @@ static unsigned machine_running(void)
 	return loadavg_running(buf);
 }
 
-/* Is work other than this job's ranks runnable?  Unknown: yes. */
-static int foreign_load(void)
+/* Is work other than this job's ranks runnable?  Unknown: yes.  Asked at
+ * most once per P3_HANDOFF_LOAD_CHECK_US (three system calls; windows may
+ * fail every few waits), the last answer standing in between. */
+static int foreign_load(uint64_t now_us)
 {
+	static _Atomic uint64_t checked_us;
+	static _Atomic int verdict;
+	uint64_t last = atomic_load_explicit(&checked_us, memory_order_relaxed);
+	if (last && now_us - last < P3_HANDOFF_LOAD_CHECK_US)
+		return atomic_load_explicit(&verdict, memory_order_relaxed);
 	unsigned ranks = atomic_load_explicit(&handoff_local_ranks, memory_order_relaxed);
 	unsigned running = ranks ? machine_running() : 0;
-	return !running || running > ranks;
+	int loaded = !running || running > ranks;
+	atomic_store_explicit(&verdict, loaded, memory_order_relaxed);
+	atomic_store_explicit(&checked_us, now_us, memory_order_relaxed);
+	return loaded;
 }
 
 unsigned int p3_handoff_budget(unsigned int budget_us, uint64_t now_us)
@@ -112,7 +123,7 @@ static void handoff_back_off(uint64_t now_us)
 {
 	uint32_t backoff = atomic_load_explicit(&handoff_backoff_us, memory_order_relaxed);
 	handoff_window_reset();
-	if (!foreign_load())
+	if (!foreign_load(now_us))
 		return; /* the job's own ranks are slow: keep handing off */
 	atomic_store_explicit(&handoff_skip_until_us, now_us + backoff, memory_order_relaxed);
 	if (backoff < P3_HANDOFF_BACKOFF_MAX_US)
