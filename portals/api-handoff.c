@@ -2,7 +2,8 @@
 /*
  * api-handoff.c - the handoff wait of an oversubscribed node
  * (<p3rt/oversub.h>, P3_OVERSUB_WAIT=handoff): before it sleeps, an EQ
- * wait yields the CPU for a few us so that the rank sharing its core takes
+ * wait yields the CPU for up to P3_OVERSUB_HANDOFF_US (50 us by default)
+ * so that the rank sharing its core takes
  * its turn and answers; a quiet machine's core then does not go idle
  * between two messages (waking an idle virtual CPU costs tens of us).
  *
@@ -18,8 +19,7 @@
  * core was taken), make the process's waits sleep at once for a back-off
  * period: 1 ms, doubling while the window of handoffs that probes after
  * each period keeps failing, up to 128 ms; a window that pays clears it.
- * Under load, probing costs a few handoffs every 128 ms; on a quiet
- * machine the handoffs pay and no wait sleeps at once.  State is per
+ * Under load, probing costs a few handoffs every 128 ms.  State is per
  * process (relaxed atomics: threads may race on it harmlessly).
  *
  * Handoffs also fail on a quiet machine, where the event comes late
