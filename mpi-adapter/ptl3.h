@@ -51,6 +51,7 @@
 #include <rdma/providers/fi_prov.h>
 
 #include <portals3.h>
+#include <p3rt/oversub.h>
 
 #define PTL3_PROV_NAME "ptl3"
 #define PTL3_PROV_VERSION FI_VERSION(0, 1)
@@ -122,10 +123,10 @@ enum { PTL3_Q_TAG = 0, PTL3_Q_MSG = 1, PTL3_NQ = 2 };
 extern struct fi_provider ptl3_prov;
 
 /* ---- tunables (ptl3_init.c, registered with fi_param_define) */
-/* FI_PTL3_YIELD_POLLS's default on an oversubscribed node */
-#define PTL3_OVERSUB_YIELD_POLLS 8
-/* ... and FI_PTL3_BLOCK_MS's there */
-#define PTL3_OVERSUB_BLOCK_MS 1
+/* FI_PTL3_YIELD_POLLS's default on an oversubscribed node, and
+ * FI_PTL3_BLOCK_MS's there (<p3rt/oversub.h>: bench/osu's header says them) */
+#define PTL3_OVERSUB_YIELD_POLLS PTL_OVERSUB_ADAPTER_YIELD_POLLS
+#define PTL3_OVERSUB_BLOCK_MS    PTL_OVERSUB_ADAPTER_BLOCK_MS
 
 struct ptl3_params {
 	char nal[32];		/* shmem|udp|ether|myrinet|lo|auto */

@@ -67,7 +67,7 @@ static void get_size(const char *name, size_t *dst, size_t def, size_t min)
  * (more local ranks than CPUs, <p3rt/oversub.h>) a rank that spins holds
  * the core its peer needs, and a 64-byte allreduce on 4 ranks over 2 cores
  * takes milliseconds instead of microseconds.  There, wait in PtlEQPoll
- * after 8 empty reads (FI_PTL3_YIELD_POLLS, FI_PTL3_BLOCK_MS): Portals
+ * after an empty read (FI_PTL3_YIELD_POLLS, FI_PTL3_BLOCK_MS): Portals
  * yields briefly, then sleeps until the event (P3_OVERSUB_WAIT). */
 static int ptl3_oversubscribed(void)
 {
@@ -146,7 +146,7 @@ FI_EXT_INI
 			"first Portals table index used by an endpoint (default: 8)");
 	fi_param_define(&ptl3_prov, "yield_polls", FI_PARAM_INT,
 			"sched_yield() after this many consecutive empty CQ reads, so oversubscribed "
-			"ranks let their peers run (0: never; default: 8 when the node has more "
+			"ranks let their peers run (0: never; default: 1 when the node has more "
 			"local ranks than CPUs (P3_OVERSUBSCRIBED, p3rt/oversub.h), else 0)");
 	fi_param_define(&ptl3_prov, "block_ms", FI_PARAM_INT,
 			"after FI_PTL3_YIELD_POLLS empty CQ reads, wait in PtlEQPoll until an event or "

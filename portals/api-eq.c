@@ -201,7 +201,9 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 				budget = 0;
 			} else if (ni->ni_oversub_wait == PTL_OVERSUB_WAIT_HANDOFF) {
 				handoff = 1;
-				if (ni->ni_handoff_us < budget)
+				/* its own budget, not capped by P3_SPIN_US; an
+				 * offload NIC's wait_policy may cut it */
+				if (!ni->ni_if->wait_policy || ni->ni_handoff_us < budget)
 					budget = ni->ni_handoff_us;
 			}
 		}

@@ -204,6 +204,7 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
 	ni->ni_thread = ni->ni_if->progress_thread(ni->ni_lib);
 	struct ptl_oversub os;
 	ni->ni_oversub = ptl_oversub_detect(&os);
+	p3_handoff_set_local_ranks(os.local_ranks);
 	ni->ni_oversub_wait = ptl_oversub_wait_policy();
 	ni->ni_handoff_us = ptl_oversub_handoff_us();
 	ni->ni_spin_us = P3_SPIN_US;

@@ -117,6 +117,9 @@ enum p3_handoff_outcome {
 };
 /* How a handoff ended (it yielded at least once). */
 void p3_handoff_result(enum p3_handoff_outcome outcome, uint64_t now_us);
+/* The ranks of the job on this node (<p3rt/oversub.h>; 0: unknown): a
+ * handoff backs off only while more tasks than that are runnable. */
+void p3_handoff_set_local_ranks(unsigned ranks);
 
 /* api-ni.c: close one NI completely (PtlNIFini's last reference, PtlFini). */
 void p3_api_ni_close(struct p3_api_ni *ni);

@@ -391,9 +391,10 @@ static void print_p3stack_note(void)
                "empty polls (without it: %s)\n",
                yp, what);
     else if (os.oversubscribed)
-        printf("# p3stack ptl3: %s (by default: after FI_PTL3_YIELD_POLLS=%d empty polls, "
+        printf("# p3stack ptl3: %s (by default: after FI_PTL3_YIELD_POLLS=%d empty poll%s, "
                "wait in PtlEQPoll for an event, FI_PTL3_BLOCK_MS=%d at most)\n",
-               what, 8, 1);
+               what, PTL_OVERSUB_ADAPTER_YIELD_POLLS,
+               PTL_OVERSUB_ADAPTER_YIELD_POLLS == 1 ? "" : "s", PTL_OVERSUB_ADAPTER_BLOCK_MS);
 }
 
 void osu_print_header(const struct osu_opts *o)

@@ -82,7 +82,15 @@ enum ptl_oversub_wait ptl_oversub_wait_policy(void);
 unsigned ptl_oversub_handoff_us(void);
 
 /** PTL_OVERSUB_WAIT_HANDOFF's default budget (us). */
-#define PTL_OVERSUB_HANDOFF_US 20
+#define PTL_OVERSUB_HANDOFF_US 50
+
+/** The ptl3 MPI adapter's defaults on an oversubscribed node: wait in
+ *  PtlEQPoll after this many empty completion-queue reads
+ *  (FI_PTL3_YIELD_POLLS; the reads before it hold the core without
+ *  yielding) ... */
+#define PTL_OVERSUB_ADAPTER_YIELD_POLLS 1
+/** ... for an event, at most this many milliseconds (FI_PTL3_BLOCK_MS). */
+#define PTL_OVERSUB_ADAPTER_BLOCK_MS 1
 
 /** The policy's name ("handoff", "sleep", "yield"). */
 const char *ptl_oversub_wait_name(enum ptl_oversub_wait w);

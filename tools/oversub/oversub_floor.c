@@ -4,24 +4,28 @@
  * fewer cores: what a perfect communication library (no matching, no
  * protocol, one cache line per message) pays in waits and context switches.
  *
- *   p3-oversub-floor [-n NPROCS] [-w spin|yield|futex|handoff] [-i ITERS] [-s SPIN]
- *                    [-t HANDOFF_US]
+ *   p3-oversub-floor [-n NPROCS] [-w spin|yield|futex|handoff] [-a rd|rsag]
+ *                    [-i ITERS] [-s SPIN] [-t HANDOFF_US]
  *
  * NPROCS (a power of two, <= 64) processes forked from this one run ITERS
- * recursive-doubling "allreduces" of one 64-bit word, as MPICH does for
- * 64 B with 4 ranks: at step k, rank r writes its word and the iteration
- * into its slot for step k and waits for the slot of rank r ^ 2^k.  The
- * wait is
+ * recursive-doubling "allreduces" of one 64-bit word (the textbook
+ * algorithm for small messages): at step k, rank r writes its word and the iteration
+ * into its slot for step k and waits for the slot of rank r ^ 2^k.  With
+ * -a rsag the rounds are those MPICH 4.0.2 runs for 64 B on 4 ranks
+ * (MPIR_Allreduce_intra_reduce_scatter_allgather): a reduce-scatter by
+ * recursive halving (partners at distance N/2 down to 1), then an allgather
+ * by recursive doubling (1 up to N/2), twice the rounds.  The wait is
  *   spin   a pause loop (the best case when every process has a core);
  *   yield  sched_yield() between checks (a handoff to the co-scheduled
  *          process, never sleeping);
  *   futex  SPIN checks with sched_yield, then FUTEX_WAIT on the slot; a
  *          writer wakes the waiter it finds registered;
- *   handoff checks with sched_yield for HANDOFF_US (20) microseconds, then
+ *   handoff checks with sched_yield for HANDOFF_US (50) microseconds, then
  *          FUTEX_WAIT as futex does: P3_OVERSUB_WAIT=handoff's wait without
  *          its back-off (portals/api-handoff.c).
  * The sums are checked every iteration.  Prints one line:
- *   "floor: N procs, WAIT: X us per allreduce (ITERS iterations)".
+ *   "floor: N procs, WAIT: X us per allreduce (ITERS iterations)" (WAIT/rsag
+ *   with -a rsag).
  * Used by mpi-adapter/README.md ("Oversubscription") to show how close to the
  * 2-rank figure 4 ranks on 2 cores can come; not a test.
  */
@@ -44,7 +48,7 @@
 #include <unistd.h>
 
 #define MAX_PROCS 64
-#define MAX_STEPS 6
+#define MAX_STEPS 12 /* rounds: 2 log2(MAX_PROCS) with -a rsag */
 
 enum wait_kind { WAIT_SPIN, WAIT_YIELD, WAIT_FUTEX, WAIT_HANDOFF };
 
@@ -101,9 +105,20 @@ static void post(struct slot *s, uint32_t seq, uint64_t v, enum wait_kind how)
 		futex(&s->seq, FUTEX_WAKE, 1);
 }
 
-static void rank_main(struct shared *sh, int rank, int n, int iters, enum wait_kind how, int spin)
+/* The partner distance of round k: recursive doubling (1, 2, 4 ...), or
+ * rsag's halving (N/2 ... 1) then doubling (1 ... N/2). */
+static int round_distance(int k, int log2n, int rsag)
 {
-	int steps = __builtin_ctz((unsigned)n);
+	if (!rsag)
+		return 1 << k;
+	return k < log2n ? 1 << (log2n - 1 - k) : 1 << (k - log2n);
+}
+
+static void rank_main(struct shared *sh, int rank, int n, int iters, enum wait_kind how, int spin,
+                      int rsag)
+{
+	int log2n = __builtin_ctz((unsigned)n);
+	int steps = rsag ? 2 * log2n : log2n;
 	atomic_fetch_add(&sh->ready, 1);
 	while (!atomic_load(&sh->go))
 		sched_yield();
@@ -113,10 +128,15 @@ static void rank_main(struct shared *sh, int rank, int n, int iters, enum wait_k
 			t0 = now_us(); /* 100 warm-up iterations */
 		uint64_t v = (uint64_t)rank + (uint64_t)it;
 		for (int k = 0; k < steps; k++) {
-			int peer = rank ^ (1 << k);
+			int peer = rank ^ round_distance(k, log2n, rsag);
 			post(&sh->slot[rank][k][it & 1], (uint32_t)it, v, how);
 			wait_seq(&sh->slot[peer][k][it & 1], (uint32_t)it, how, spin);
-			v += sh->slot[peer][k][it & 1].value;
+			uint64_t theirs = sh->slot[peer][k][it & 1].value;
+			/* allgather rounds: both hold the sum already */
+			if (k < log2n)
+				v += theirs;
+			else if (theirs != v)
+				__atomic_fetch_add(&sh->errors, 1, __ATOMIC_RELAXED);
 		}
 		/* sum over r of (r + it) */
 		if (v != (uint64_t)n * (uint64_t)(n - 1) / 2 + (uint64_t)n * (uint64_t)it)
@@ -130,11 +150,14 @@ static void rank_main(struct shared *sh, int rank, int n, int iters, enum wait_k
 
 int main(int argc, char **argv)
 {
-	int n = 4, iters = 20000, spin = 100, handoff_us = 20, opt;
+	int n = 4, iters = 20000, spin = 100, handoff_us = 50, rsag = 0, opt;
 	enum wait_kind how = WAIT_YIELD;
 	const char *hows[] = {"spin", "yield", "futex", "handoff"};
-	while ((opt = getopt(argc, argv, "n:w:i:s:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:w:a:i:s:t:")) != -1) {
 		switch (opt) {
+		case 'a':
+			rsag = !strcmp(optarg, "rsag") ? 1 : !strcmp(optarg, "rd") ? 0 : -1;
+			break;
 		case 'n':
 			n = atoi(optarg);
 			break;
@@ -158,11 +181,11 @@ int main(int argc, char **argv)
 			how = (enum wait_kind) - 1;
 		}
 	}
-	if ((int)how < 0 || n < 2 || n > MAX_PROCS || (n & (n - 1)) || iters < 1 || spin < 0 ||
-	    handoff_us < 0) {
+	if ((int)how < 0 || rsag < 0 || n < 2 || n > MAX_PROCS || (n & (n - 1)) || iters < 1 ||
+	    spin < 0 || handoff_us < 0) {
 		fprintf(stderr,
-		        "usage: %s [-n 2|4|...|64] [-w spin|yield|futex|handoff] [-i ITERS] "
-		        "[-s SPIN] [-t HANDOFF_US]\n",
+		        "usage: %s [-n 2|4|...|64] [-w spin|yield|futex|handoff] [-a rd|rsag] "
+		        "[-i ITERS] [-s SPIN] [-t HANDOFF_US]\n",
 		        argv[0]);
 		return 2;
 	}
@@ -176,7 +199,8 @@ int main(int argc, char **argv)
 		if (pids[r] < 0)
 			return 1;
 		if (pids[r] == 0) {
-			rank_main(sh, r, n, iters, how, how == WAIT_HANDOFF ? handoff_us : spin);
+			rank_main(sh, r, n, iters, how, how == WAIT_HANDOFF ? handoff_us : spin,
+			          rsag);
 			_exit(0);
 		}
 	}
@@ -192,7 +216,7 @@ int main(int argc, char **argv)
 	double worst = 0;
 	for (int r = 0; r < n; r++)
 		worst = sh->elapsed_us[r] > worst ? sh->elapsed_us[r] : worst;
-	printf("floor: %d procs, %s: %.2f us per allreduce (%d iterations)%s\n", n, hows[how],
-	       worst / iters, iters, sh->errors || bad ? ", ERRORS" : "");
+	printf("floor: %d procs, %s%s: %.2f us per allreduce (%d iterations)%s\n", n, hows[how],
+	       rsag ? "/rsag" : "", worst / iters, iters, sh->errors || bad ? ", ERRORS" : "");
 	return sh->errors || bad;
 }
