@@ -509,6 +509,13 @@ int shm_rx_record(struct shm_ni *ni, uint32_t idx, struct shm_rx *rx, const stru
 
 	if (hdr.type == P3_MSG_ACK || hdr.type == P3_MSG_REPLY)
 		shm_await_answered(ni, &hdr);
+	/* a small put without an ACK: LIB copies it out of the ring itself */
+	uint64_t got;
+	if (kind == SHM_REC_EAGER && p3_lib_parse_eager(ni->ni_lib, &hdr, ctx.rc_payload, &got)) {
+		shm_ctr_inc(&ni->ni_ctr[SHM_CTR_EAGER_MSGS_RECV], 1);
+		shm_ctr_inc(&ni->ni_ctr[SHM_CTR_EAGER_BYTES_RECV], got);
+		return 1;
+	}
 	p3_lib_parse(ni->ni_lib, &hdr, &ctx);
 	if (!ctx.rc_called) /* LIB broke its promise: act as for a drop */
 		shm_recv(ni, NULL, &ctx, NULL, 0, 0, 0, hdr.payload_len);

@@ -28,6 +28,12 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#endif
+#endif
+
 #include "answer_q.h"
 #include "nal.h"
 #include "ring.h"
@@ -432,6 +438,7 @@ struct shm_ni {
 	pthread_mutex_t ni_peers_lock;
 	_Atomic(struct shm_peer *) ni_peer_hash[SHM_PEER_HASH];
 	_Atomic(struct shm_peer *) ni_peers; /* list of all, newest first */
+	_Atomic(struct shm_peer *) ni_last_peer; /* the last one looked up (most sends go to one) */
 	_Atomic uint32_t ni_npeers;
 	_Atomic int ni_busy_peers; /* peers with pr_busy set */
 	uint64_t ni_next_check_ns; /* liveness checks (progress lock) */
@@ -454,6 +461,37 @@ static inline void shm_ctr_inc(_Atomic uint64_t *c, uint64_t v)
 	                      memory_order_relaxed);
 }
 
+/* The hot paths' locks (send_now's peer lock, the progress lock of a
+ * pass) are skipped while the process has only ever had one thread
+ * (glibc's __libc_single_threaded): nothing can race their holder then,
+ * and each lock costs two locked instructions that wait for the store
+ * buffer.  The caller keeps what shm_lock_hot returned for the unlock.
+ * Only for sections that run no application code (which could start a
+ * thread): a pass that may run EQ handlers locks (p3_lib_runs_handlers). */
+static inline int shm_single_threaded(void)
+{
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+	return __libc_single_threaded != 0;
+#endif
+#endif
+	return 0;
+}
+
+static inline int shm_lock_hot(pthread_mutex_t *m)
+{
+	if (shm_single_threaded())
+		return 0;
+	pthread_mutex_lock(m);
+	return 1;
+}
+
+static inline void shm_unlock_hot(pthread_mutex_t *m, int locked)
+{
+	if (locked)
+		pthread_mutex_unlock(m);
+}
+
 static inline uint64_t shm_peer_key(ptl_process_id_t id)
 {
 	return ((uint64_t)id.nid << 32) | id.pid;
@@ -467,6 +505,8 @@ extern const struct p3_nal_ops p3_nal_shmem_ops;
 struct shm_peer *shm_peer_lookup(struct shm_ni *ni, ptl_process_id_t id, int create);
 int shm_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const struct iovec *iov,
              size_t niov, uint64_t offset, uint64_t len);
+int shm_send_now(void *priv, const struct p3_hdr *hdr, const struct iovec *iov, size_t niov,
+                 uint64_t offset, uint64_t len);
 int shm_send_done(struct shm_ni *ni, struct shm_peer *peer, uint64_t seq, ptl_ni_fail_t status,
                   uint64_t bytes);
 int shm_peer_drain(struct shm_ni *ni, struct shm_peer *peer);
