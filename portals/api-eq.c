@@ -77,7 +77,7 @@ static __attribute__((noinline)) int p3_eq_get_slow(struct p3_api_ni *ni, struct
 						    ptl_event_t *ev, bool progress)
 {
 	if (progress && p3_eq_ring_unread(ring) == 0)
-		ni->ni_if->progress(ni->ni_lib, 0);
+		p3_api_progress(ni, 0);
 	return p3_eq_ring_read(ring, ev);
 }
 
