@@ -41,7 +41,7 @@
 /* ---- segment layout (shared between processes; pinned) --------------- */
 
 #define SHM_MAGIC          0x50334d53u /* "SM3P" little-endian */
-#define SHM_LAYOUT_VERSION 2u /* 2: the cooperative-copy area */
+#define SHM_LAYOUT_VERSION 3u /* 2: the cooperative-copy area; 3: SMALL records */
 #define SHM_NAME_PREFIX    "p3shm"
 #define SHM_NAME_MAX       64
 
@@ -131,7 +131,8 @@ static_assert(SHM_COOP_OFF >= 192 && SHM_COOP_OFF + SHM_COOP_SLOTS * SHM_COOP_ST
 	X(CMA_DONE, 4) /* receiver -> sender: the pull is over */                                  \
 	X(PIPE_RTS, 5) /* p3_hdr + seq: DATA records follow */                                     \
 	X(DATA, 6)     /* one chunk of a PIPE message */                                           \
-	X(COOP, 7)     /* receiver -> sender: push chunks of a CMA message (struct shm_coop) */
+	X(COOP, 7)     /* receiver -> sender: push chunks of a CMA message (struct shm_coop) */ \
+	X(SMALL, 8)    /* a PUT without an ACK, payload <= 8 bytes: one cache line (struct shm_small) */
 
 enum shm_rec_kind {
 #define SHM_REC_KIND_ENUM(name, value) SHM_REC_##name = value,
@@ -197,6 +198,26 @@ struct shm_coop {
 	uint32_t cp_pad;
 };
 static_assert(sizeof(struct shm_coop) == 64, "coop layout");
+
+/* SMALL: the whole of a put without an ACK whose payload fits the rest of
+ * one cache line, so the receiver misses one line after head's, not two
+ * (an EAGER record is 120 bytes before its payload).  What the Portals
+ * header would repeat is not carried: the source is the ring's sender (its
+ * HELLO), the destination the receiver, type PUT, rlength = payload_len =
+ * sm_len, no ACK MD, no flags.  Payload in sm_data. */
+#define SHM_SMALL_MAX 8u
+struct shm_small {
+	struct shm_rec sm_rec; /* r_aux: payload bytes (<= SHM_SMALL_MAX) */
+	uint32_t sm_uid;
+	uint32_t sm_jid;
+	uint32_t sm_pt;
+	uint32_t sm_ac;
+	uint64_t sm_mbits;
+	uint64_t sm_hdr_data;
+	uint64_t sm_roff;
+	uint8_t sm_data[SHM_SMALL_MAX];
+};
+static_assert(sizeof(struct shm_small) == SHM_CACHE_LINE, "a SMALL record is one cache line");
 
 /* DATA: payload starts at SHM_DATA_HDR_LEN (cache-line aligned). */
 struct shm_data {
