@@ -385,7 +385,8 @@ void ptl3_ep_drain_locked(struct ptl3_ep *ep)
 {
 	eq_drain_locked(ep, ep->eq, 0);
 	eq_drain_locked(ep, ep->ueq, 1);
-	ptl3_rma_event_drain_locked(ep);
+	if (ep->dom->rma_eq_valid) /* FI_RMA_EVENT only: not a call per poll */
+		ptl3_rma_event_drain_locked(ep);
 	if (ep->dom->agent)
 		ptl3_atomic_agent_drain_locked(ep->dom);
 }

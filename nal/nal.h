@@ -160,7 +160,8 @@ struct p3_nal_info {
 /*
  * The NAL operations table.  The first field is the struct size (ABI check:
  * the core refuses a table whose size differs from its own).  No member may
- * be NULL: a NAL without a feature points at p3_nal_nosys_*().
+ * be NULL (a NAL without a feature points at p3_nal_nosys_*()), except the
+ * ones marked optional at the end.
  *
  * All methods return 0 on success or a negative errno-style value.
  */
@@ -215,6 +216,17 @@ struct p3_nal_ops {
 
 	/* Release everything; priv is invalid afterwards. */
 	void (*destroy)(void *priv);
+
+	/* Optional (NULL: not offered).  A send nobody waits for: LIB calls it
+	 * for a put without an ACK whose MD posts no event on success, instead
+	 * of send(), without a message token.  Take the header and the len
+	 * payload bytes of iov at offset now -- before returning, the source
+	 * may be reused at once -- and return 1; or return 0 having sent
+	 * nothing (peer not connected, no ring space, too large, anything
+	 * else), and LIB goes the general way through send(), which reports
+	 * failures.  Never blocks; may be called from any thread. */
+	int (*send_now)(void *priv, const struct p3_hdr *hdr, const struct iovec *iov,
+			size_t niov, uint64_t offset, uint64_t len);
 };
 
 /* "Not supported" stubs for optional methods. */
@@ -235,6 +247,25 @@ ptl_ni_fail_t p3_nal_fail_kind(int status);
  * value if the header was malformed (it was still counted as a drop and
  * recv() was still called with msg == NULL). */
 int p3_lib_parse(struct p3_lib *lib, const struct p3_hdr *hdr, void *nal_ctx);
+
+/* A PUT header whose whole payload (hdr->payload_len bytes) is at
+ * `payload`, readable until the call returns (an eager record in a
+ * shared-memory ring).  LIB matches it and copies the accepted bytes into
+ * the MD itself, under its lock, posting PUT_START/PUT_END at once: no
+ * message token, no recv() call, no finalize.  Returns 1 when LIB took it
+ * (*delivered: bytes placed; 0 for a drop, counted as p3_lib_parse counts
+ * it), or 0 when nothing happened and the NAL must call p3_lib_parse()
+ * instead (not a PUT, more than P3_PARSE_COPY_MAX bytes, an ACK to send,
+ * the NI closing, ...).  The same rules as p3_lib_parse otherwise. */
+#define P3_PARSE_COPY_MAX 4096
+int p3_lib_parse_eager(struct p3_lib *lib, const struct p3_hdr *hdr, const void *payload,
+		       uint64_t *delivered);
+
+/* 1 if an EQ of this NI has a handler: application code that LIB runs from
+ * inside p3_lib_parse / p3_lib_finalize.  A NAL that skips its own locks
+ * while the process has a single thread (nal/shmem) must take them while
+ * handlers may run there, since one could start a thread.  Lock-free. */
+int p3_lib_runs_handlers(const struct p3_lib *lib);
 
 /* A header the NAL could not hand to p3_lib_parse (malformed): counted
  * like LIB's own drops (PTL_SR_DROP_COUNT, PTL_SR_DROP_LENGTH += len). */

@@ -69,13 +69,24 @@ int PtlEQFree(ptl_handle_eq_t eqh)
 	return ni->ni_if->eq_free(ni->ni_lib, eqh);
 }
 
+/* The rest of PtlEQGet and PtlEQGetNoProgress once the checks passed and
+ * the queue was seen non-empty (or progress is wanted): read, and for an
+ * app-mode PtlEQGet on an empty queue, give the NAL one pass first.  Out of
+ * line, so that the empty check pollers run costs no register saves. */
+static __attribute__((noinline)) int p3_eq_get_slow(struct p3_api_ni *ni, struct p3_eq_ring *ring,
+						    ptl_event_t *ev, bool progress)
+{
+	if (progress && p3_eq_ring_unread(ring) == 0)
+		p3_api_progress(ni, 0);
+	return p3_eq_ring_read(ring, ev);
+}
+
 /* PtlEQGet and PtlEQGetNoProgress: the same checks; progress says whether
  * an empty queue gives an app-mode NAL one pass. */
-static int p3_eq_get(ptl_handle_eq_t eqh, ptl_event_t *ev, bool progress)
+static inline int p3_eq_get(ptl_handle_eq_t eqh, ptl_event_t *ev, bool progress)
 {
 	struct p3_eq_ring *ring;
 	struct p3_api_ni *ni;
-	int rc;
 
 	if (P3_UNLIKELY(!p3_api_up()))
 		return PTL_NO_INIT;
@@ -84,15 +95,11 @@ static int p3_eq_get(ptl_handle_eq_t eqh, ptl_event_t *ev, bool progress)
 		return PTL_EQ_INVALID;
 	if (P3_UNLIKELY(!ev))
 		return PTL_SEGV;
+	progress = progress && !ni->ni_thread;
 	/* An empty queue that gets no pass: two loads (callers poll this). */
-	if ((!progress || ni->ni_thread) && p3_eq_ring_unread(ring) == 0)
+	if (!progress && p3_eq_ring_unread(ring) == 0)
 		return PTL_EQ_EMPTY;
-	rc = p3_eq_ring_read(ring, ev);
-	if (rc == PTL_EQ_EMPTY && progress && !ni->ni_thread) {
-		ni->ni_if->progress(ni->ni_lib, 0);
-		rc = p3_eq_ring_read(ring, ev);
-	}
-	return rc;
+	return p3_eq_get_slow(ni, ring, ev, progress);
 }
 
 int PtlEQGet(ptl_handle_eq_t eqh, ptl_event_t *ev)

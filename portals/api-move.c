@@ -6,7 +6,7 @@
 static inline void p3_api_kick(struct p3_api_ni *ni)
 {
 	if (!ni->ni_thread)
-		ni->ni_if->progress(ni->ni_lib, 0);
+		p3_api_progress(ni, 0);
 }
 
 int PtlPut(ptl_handle_md_t md, ptl_ack_req_t ack, ptl_process_id_t target, ptl_pt_index_t pt,

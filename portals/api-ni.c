@@ -46,6 +46,8 @@ void p3_api_ni_close(struct p3_api_ni *ni)
 	p3_api_eq_table_free(ni);
 	ni->ni_lib = NULL;
 	ni->ni_nal = NULL;
+	ni->ni_pass = NULL;
+	ni->ni_pass_priv = NULL;
 	ni->ni_refs = 0;
 }
 
@@ -201,6 +203,10 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
 		goto out;
 	}
 	ni->ni_nal = ops;
+	ni->ni_pass = NULL;
+	ni->ni_pass_priv = NULL;
+	if (ni->ni_if == &p3_lib_local_iface)
+		p3_lib_local_pass(ni->ni_lib, &ni->ni_pass, &ni->ni_pass_priv);
 	ni->ni_thread = ni->ni_if->progress_thread(ni->ni_lib);
 	struct ptl_oversub os;
 	ni->ni_oversub = ptl_oversub_detect(&os);
@@ -364,9 +370,12 @@ int PtlProgress(ptl_handle_ni_t h, ptl_time_t timeout)
 		return PTL_NO_INIT;
 	if (!(ni = p3_api_ni_get(h)))
 		return PTL_NI_INVALID;
-	return ni->ni_if->progress(ni->ni_lib, timeout == PTL_TIME_FOREVER ? -1
-						: timeout > INT_MAX ? INT_MAX
-								    : (int)timeout);
+	int ms = timeout == PTL_TIME_FOREVER ? -1 : timeout > INT_MAX ? INT_MAX : (int)timeout;
+	if (ni->ni_pass) {
+		ni->ni_pass(ni->ni_pass_priv, ms);
+		return PTL_OK; /* what p3_lib_progress returns */
+	}
+	return ni->ni_if->progress(ni->ni_lib, ms);
 }
 
 /* DECISION (portals3.h): 1 if equal, 0 if not; works before PtlInit. */

@@ -31,6 +31,10 @@ struct p3_api_ni {
 	int ni_refs;                       /* PtlNIInit calls not yet matched */
 	const struct p3_lib_iface *ni_if;
 	struct p3_lib *ni_lib;
+	/* the in-process LIB's NAL progress, called without the hop through
+	 * ni_if->progress (p3_lib_local_pass); NULL: through ni_if */
+	int (*ni_pass)(void *priv, int timeout_ms);
+	void *ni_pass_priv;
 	const struct p3_nal_ops *ni_nal;
 	struct p3_lib_open_result ni_info;
 	int ni_thread; /* progress thread: API calls do not drive the NAL */
@@ -101,6 +105,16 @@ static inline struct p3_eq_ring *p3_api_eq_ring(ptl_handle_eq_t h, struct p3_api
 		return NULL;
 	*nip = ni;
 	return ring;
+}
+
+/* Drive the NI's NAL (ni_if->progress, or the NAL itself for the
+ * in-process LIB). */
+static inline void p3_api_progress(struct p3_api_ni *ni, int timeout_ms)
+{
+	if (ni->ni_pass)
+		ni->ni_pass(ni->ni_pass_priv, timeout_ms);
+	else
+		ni->ni_if->progress(ni->ni_lib, timeout_ms);
 }
 
 /* api-eq.c */

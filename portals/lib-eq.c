@@ -5,51 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int p3_ev_is_start(ptl_event_kind_t k)
+void p3_eq_write_locked(struct p3_lib *lib, struct p3_eq *eq, struct p3_md *md,
+			ptl_event_kind_t kind, const struct p3_evinfo *ei, ptl_ni_fail_t fail,
+			struct p3_defer *d)
 {
-	return k == PTL_EVENT_GET_START || k == PTL_EVENT_PUT_START ||
-	       k == PTL_EVENT_GETPUT_START || k == PTL_EVENT_REPLY_START ||
-	       k == PTL_EVENT_SEND_START;
-}
-
-static int p3_ev_is_end(ptl_event_kind_t k)
-{
-	return k == PTL_EVENT_GET_END || k == PTL_EVENT_PUT_END || k == PTL_EVENT_GETPUT_END ||
-	       k == PTL_EVENT_REPLY_END || k == PTL_EVENT_SEND_END;
-}
-
-static inline struct p3_eq *p3_md_eq_locked(struct p3_md *md)
-{
-	struct p3_eq *eq = md->md_eq;
-
-	if (!eq || eq->eq_obj.obj_handle != md->md_user.eq_handle)
-		return NULL; /* no EQ, or it was freed under the MD */
-	return eq;
-}
-
-void p3_eq_post_locked(struct p3_lib *lib, struct p3_md *md, ptl_event_kind_t kind,
-		       const struct p3_evinfo *ei, ptl_ni_fail_t fail, struct p3_defer *d)
-{
-	struct p3_eq *eq = p3_md_eq_locked(md);
-	unsigned int opt = md->md_user.options;
 	ptl_event_t *ev;
 	uint32_t seq;
 
 	P3_ASSERT_LOCKED(lib);
-	if (!eq)
-		return;
-	/* extension: only failures (UNLINK has its own option) */
-	if ((opt & PTL_MD_EVENT_SUCCESS_DISABLE) && fail == PTL_NI_OK && kind != PTL_EVENT_UNLINK)
-		return;
-	if (p3_ev_is_start(kind) && (opt & PTL_MD_EVENT_START_DISABLE))
-		return;
-	if (p3_ev_is_end(kind) && (opt & PTL_MD_EVENT_END_DISABLE))
-		return;
-	/* R33 rule: an ACK is suppressed only when both kinds are disabled. */
-	if (kind == PTL_EVENT_ACK && (opt & PTL_MD_EVENT_START_DISABLE) &&
-	    (opt & PTL_MD_EVENT_END_DISABLE))
-		return;
-
 	ev = p3_eq_ring_write_begin(eq->eq_ring, eq->eq_mask, &seq);
 	ev->type = kind;
 	ev->initiator = ei->ei_initiator;
@@ -107,6 +70,8 @@ void p3_eq_destroy_locked(struct p3_lib *lib, struct p3_eq *eq)
 	struct p3_eq_ring *ring = eq->eq_ring;
 
 	lib->lib_eq_dropped_gone += atomic_load(&ring->eqr_dropped);
+	if (eq->eq_handler)
+		atomic_fetch_sub_explicit(&lib->lib_eq_handlers, 1, memory_order_relaxed);
 	atomic_store(&ring->eqr_handle, 0);
 	lib->lib_ring_free(ring, p3_eq_ring_bytes(eq->eq_mask + 1));
 	eq->eq_ring = NULL;
@@ -139,6 +104,8 @@ int p3_lib_eq_alloc(struct p3_lib *lib, ptl_size_t count, ptl_eq_handler_t handl
 	eq->eq_ring = ring;
 	eq->eq_mask = n - 1;
 	eq->eq_handler = handler;
+	if (handler)
+		atomic_fetch_add_explicit(&lib->lib_eq_handlers, 1, memory_order_relaxed);
 	eq->eq_owed = 0;
 	*eq_out = eq->eq_obj.obj_handle;
 	*ring_out = ring;
@@ -163,4 +130,9 @@ int p3_lib_eq_free(struct p3_lib *lib, ptl_handle_eq_t eqh)
 	P3_DBG(lib, PTL_DBG_EQ, "EQ %#x freed", (unsigned)eqh);
 	p3_lib_unlock(lib);
 	return PTL_OK;
+}
+
+int p3_lib_runs_handlers(const struct p3_lib *lib)
+{
+	return atomic_load_explicit(&lib->lib_eq_handlers, memory_order_relaxed) != 0;
 }

@@ -88,12 +88,18 @@ struct p3_md *p3_md_create_locked(struct p3_lib *lib, const ptl_md_t *umd, ptl_u
 				  int *rc)
 {
 	struct p3_eq *eq;
-	struct p3_md *md;
 
 	*rc = p3_md_validate_locked(lib, umd, &eq);
 	if (*rc != PTL_OK)
 		return NULL;
-	md = p3_obj_alloc_locked(&lib->lib_mds);
+	return p3_md_create_valid_locked(lib, umd, eq, unlink, rc);
+}
+
+struct p3_md *p3_md_create_valid_locked(struct p3_lib *lib, const ptl_md_t *umd,
+					struct p3_eq *eq, ptl_unlink_t unlink, int *rc)
+{
+	struct p3_md *md = p3_obj_alloc_locked(&lib->lib_mds);
+
 	if (!md) {
 		*rc = PTL_NO_SPACE;
 		return NULL;

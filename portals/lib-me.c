@@ -46,29 +46,14 @@ void p3_me_destroy_locked(struct p3_lib *lib, struct p3_me *me)
 	p3_obj_free_locked(&lib->lib_mes, me);
 }
 
-int p3_me_insert_locked(struct p3_lib *lib, ptl_handle_me_t baseh, ptl_pt_index_t pt,
-			ptl_process_id_t match_id, ptl_match_bits_t mbits,
-			ptl_match_bits_t ibits, ptl_unlink_t unlink, ptl_ins_pos_t pos,
-			ptl_pt_index_t *pt_out, struct p3_me **me_out)
+/* A new ME on portal pt, linked relative to base (NULL: the whole list). */
+static int p3_me_new_locked(struct p3_lib *lib, struct p3_me *base, ptl_pt_index_t pt,
+			    ptl_process_id_t match_id, ptl_match_bits_t mbits,
+			    ptl_match_bits_t ibits, ptl_unlink_t unlink, ptl_ins_pos_t pos,
+			    ptl_pt_index_t *pt_out, struct p3_me **me_out)
 {
-	struct p3_me *base = NULL, *me;
+	struct p3_me *me;
 
-	P3_ASSERT_LOCKED(lib);
-	if (baseh != PTL_INVALID_HANDLE) {
-		base = p3_obj_lookup_locked(&lib->lib_mes, baseh);
-		if (!base)
-			return PTL_ME_INVALID;
-		pt = base->me_pt;
-	} else if (pt == PTL_PT_INDEX_ANY) {
-		/* PtlMEAttachAny: the first portal with an empty match list. */
-		for (pt = 0; pt <= (uint32_t)lib->lib_limits.max_pt_index; pt++)
-			if (!lib->lib_ptl[pt].pt_head)
-				break;
-		if (pt > (uint32_t)lib->lib_limits.max_pt_index)
-			return PTL_PT_FULL;
-	} else if (pt > (uint32_t)lib->lib_limits.max_pt_index) {
-		return PTL_PT_INDEX_INVALID;
-	}
 	if (lib->lib_ptl[pt].pt_len >= lib->lib_limits.max_me_list)
 		return PTL_ME_LIST_TOO_LONG;
 	me = p3_obj_alloc_locked(&lib->lib_mes);
@@ -90,6 +75,41 @@ int p3_me_insert_locked(struct p3_lib *lib, ptl_handle_me_t baseh, ptl_pt_index_
 	       (unsigned)match_id.nid, (unsigned)match_id.pid, (unsigned long long)mbits,
 	       (unsigned long long)ibits);
 	return PTL_OK;
+}
+
+int p3_me_insert_locked(struct p3_lib *lib, ptl_handle_me_t baseh, ptl_pt_index_t pt,
+			ptl_process_id_t match_id, ptl_match_bits_t mbits,
+			ptl_match_bits_t ibits, ptl_unlink_t unlink, ptl_ins_pos_t pos,
+			ptl_pt_index_t *pt_out, struct p3_me **me_out)
+{
+	struct p3_me *base = NULL;
+
+	P3_ASSERT_LOCKED(lib);
+	if (baseh != PTL_INVALID_HANDLE) {
+		base = p3_obj_lookup_locked(&lib->lib_mes, baseh);
+		if (!base)
+			return PTL_ME_INVALID;
+		pt = base->me_pt;
+	} else if (pt == PTL_PT_INDEX_ANY) {
+		/* PtlMEAttachAny: the first portal with an empty match list. */
+		for (pt = 0; pt <= (uint32_t)lib->lib_limits.max_pt_index; pt++)
+			if (!lib->lib_ptl[pt].pt_head)
+				break;
+		if (pt > (uint32_t)lib->lib_limits.max_pt_index)
+			return PTL_PT_FULL;
+	} else if (pt > (uint32_t)lib->lib_limits.max_pt_index) {
+		return PTL_PT_INDEX_INVALID;
+	}
+	return p3_me_new_locked(lib, base, pt, match_id, mbits, ibits, unlink, pos, pt_out, me_out);
+}
+
+int p3_me_insert_base_locked(struct p3_lib *lib, struct p3_me *base, ptl_process_id_t match_id,
+			     ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
+			     ptl_ins_pos_t pos, struct p3_me **me_out)
+{
+	P3_ASSERT_LOCKED(lib);
+	return p3_me_new_locked(lib, base, base->me_pt, match_id, mbits, ibits, unlink, pos, NULL,
+				me_out);
 }
 
 int p3_lib_me_insert(struct p3_lib *lib, ptl_handle_me_t base, ptl_pt_index_t pt,
@@ -133,13 +153,13 @@ int p3_lib_me_unlink(struct p3_lib *lib, ptl_handle_me_t meh)
 	return rc;
 }
 
-int p3_lib_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_id_t match_id,
+int p3_lib_me_md_post(struct p3_lib *lib, ptl_handle_me_t baseh, ptl_process_id_t match_id,
 		      ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
 		      ptl_ins_pos_t pos, const ptl_md_t *umd, ptl_unlink_t md_unlink,
 		      ptl_handle_eq_t test_eq, ptl_handle_me_t *me_out, ptl_handle_md_t *md_out)
 {
 	struct p3_eq *teq = NULL, *eq;
-	struct p3_me *me;
+	struct p3_me *base, *me;
 	struct p3_md *md;
 	int rc;
 
@@ -151,11 +171,13 @@ int p3_lib_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_id_t
 			goto out;
 		}
 	}
-	/* Validate everything before changing anything: the post is atomic. */
+	/* Validate everything before changing anything: the post is atomic.
+	 * Each check once (a receive posted per message: MPI over ptl3). */
 	rc = p3_md_validate_locked(lib, umd, &eq);
 	if (rc != PTL_OK)
 		goto out;
-	if (base == PTL_INVALID_HANDLE || !p3_obj_lookup_locked(&lib->lib_mes, base)) {
+	base = baseh == PTL_INVALID_HANDLE ? NULL : p3_obj_lookup_locked(&lib->lib_mes, baseh);
+	if (!base) {
 		rc = PTL_ME_INVALID;
 		goto out;
 	}
@@ -163,10 +185,10 @@ int p3_lib_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_id_t
 		rc = PTL_MD_NO_UPDATE;
 		goto out;
 	}
-	md = p3_md_create_locked(lib, umd, md_unlink, &rc);
+	md = p3_md_create_valid_locked(lib, umd, eq, md_unlink, &rc);
 	if (!md)
 		goto out;
-	rc = p3_me_insert_locked(lib, base, 0, match_id, mbits, ibits, unlink, pos, NULL, &me);
+	rc = p3_me_insert_base_locked(lib, base, match_id, mbits, ibits, unlink, pos, &me);
 	if (rc != PTL_OK) {
 		p3_md_destroy_locked(lib, md);
 		goto out;

@@ -63,6 +63,71 @@ static inline int p3_md_region(const struct p3_md *md, int whole, ptl_size_t *of
 	return PTL_OK;
 }
 
+/* The MD of a put checked for sending (under the lock): the MD, or NULL
+ * with *rc set. */
+static struct p3_md *p3_put_md_locked(struct p3_lib *lib, ptl_handle_md_t mdh, int whole,
+				      ptl_size_t *local_offset, ptl_size_t *length, int *rc)
+{
+	struct p3_md *md = p3_obj_lookup_locked(&lib->lib_mds, mdh);
+
+	if (P3_UNLIKELY(!md)) {
+		*rc = PTL_MD_INVALID;
+		return NULL;
+	}
+	/* DECISION: an inactive MD cannot send (PTL_MD_ILLEGAL). */
+	if (P3_UNLIKELY(!p3_md_active(md))) {
+		*rc = PTL_MD_ILLEGAL;
+		return NULL;
+	}
+	*rc = p3_md_region(md, whole, local_offset, length);
+	return *rc == PTL_OK ? md : NULL;
+}
+
+/* 1 if a put from md posts no event when it succeeds (p3_eq_post_locked's
+ * rules for SEND_START and SEND_END) and counts nothing against a
+ * threshold: nothing in LIB waits for its end. */
+static inline int p3_put_is_silent(const struct p3_md *md)
+{
+	unsigned int opt = md->md_user.options;
+	const struct p3_eq *eq = md->md_eq;
+
+	if (md->md_user.threshold != PTL_MD_THRESH_INF || md->md_niov != 1)
+		return 0;
+	if (!eq || eq->eq_obj.obj_handle != md->md_user.eq_handle)
+		return 1; /* no EQ (or freed under the MD) */
+	if (opt & PTL_MD_EVENT_SUCCESS_DISABLE)
+		return 1;
+	return (opt & PTL_MD_EVENT_START_DISABLE) && (opt & PTL_MD_EVENT_END_DISABLE);
+}
+
+/* A silent put into a NAL that takes it whole at once (nal.h send_now):
+ * no message object, no finalize and its second lock round trip.  Called
+ * locked, returns unlocked: 1 if the NAL took it, 0 if the general path
+ * must send it (the send counters are already counted then). */
+static int p3_put_now(struct p3_lib *lib, const struct p3_nal_ops *ops, void *priv,
+		      const struct p3_md *md, ptl_size_t local_offset, ptl_size_t length,
+		      ptl_process_id_t target, ptl_pt_index_t pt, ptl_ac_index_t ac,
+		      ptl_match_bits_t mbits, ptl_size_t remote_offset, ptl_hdr_data_t hdr_data)
+{
+	struct iovec iov = md->md_iov[0]; /* md may go once unlocked */
+	struct p3_hdr h;
+
+	p3_hdr_fill(lib, &h, P3_MSG_PUT, target, pt, ac, mbits, remote_offset);
+	h.hdr_data = hdr_data;
+	h.rlength = length;
+	h.mlength = 0;
+	h.payload_len = length;
+	h.md_offset = 0;
+	h.md_handle = PTL_MD_NONE;
+	lib->lib_sr[PTL_SR_SEND_COUNT]++;
+	lib->lib_sr[PTL_SR_SEND_LENGTH] += length;
+	p3_lib_unlock(lib);
+	P3_DBG(lib, PTL_DBG_REQUEST, "send PUT to %u:%u len %llu (at once)", (unsigned)target.nid,
+	       (unsigned)target.pid, (unsigned long long)length);
+	return ops->send_now(priv, &h, length ? &iov : NULL, length ? 1 : 0,
+			     length ? local_offset : 0, length) > 0;
+}
+
 int p3_lib_put(struct p3_lib *lib, ptl_handle_md_t mdh, int whole, ptl_size_t local_offset,
 	       ptl_size_t length, ptl_ack_req_t ack, ptl_process_id_t target, ptl_pt_index_t pt,
 	       ptl_ac_index_t ac, ptl_match_bits_t mbits, ptl_size_t remote_offset,
@@ -72,27 +137,34 @@ int p3_lib_put(struct p3_lib *lib, ptl_handle_md_t mdh, int whole, ptl_size_t lo
 	struct p3_msg *msg;
 	struct p3_md *md;
 	struct p3_hdr *h;
+	ptl_size_t counted = 0; /* send counters already counted, + 1 */
 	int rc;
 
-	p3_defer_init(&d);
 	p3_lib_lock(lib);
-	md = p3_obj_lookup_locked(&lib->lib_mds, mdh);
-	if (P3_UNLIKELY(!md)) {
-		rc = PTL_MD_INVALID;
+	md = p3_put_md_locked(lib, mdh, whole, &local_offset, &length, &rc);
+	if (P3_UNLIKELY(!md))
 		goto out_unlock;
+	if (ack != PTL_ACK_REQ && p3_put_is_silent(md)) {
+		const struct p3_nal_ops *ops;
+		void *priv;
+
+		p3_lib_nal_for(lib, target, &ops, &priv);
+		if (ops->send_now) {
+			if (p3_put_now(lib, ops, priv, md, local_offset, length, target, pt, ac,
+				       mbits, remote_offset, hdr_data))
+				return PTL_OK;
+			/* the general path, from the start: the MD was unlocked */
+			counted = length + 1;
+			p3_lib_lock(lib);
+			md = p3_put_md_locked(lib, mdh, whole, &local_offset, &length, &rc);
+			if (P3_UNLIKELY(!md))
+				goto out_uncount;
+		}
 	}
-	/* DECISION: an inactive MD cannot send (PTL_MD_ILLEGAL). */
-	if (P3_UNLIKELY(!p3_md_active(md))) {
-		rc = PTL_MD_ILLEGAL;
-		goto out_unlock;
-	}
-	rc = p3_md_region(md, whole, &local_offset, &length);
-	if (P3_UNLIKELY(rc != PTL_OK))
-		goto out_unlock;
 	msg = p3_msg_alloc_locked(lib);
 	if (P3_UNLIKELY(!msg)) {
 		rc = PTL_NO_SPACE;
-		goto out_unlock;
+		goto out_uncount;
 	}
 	msg->msg_state = P3_MS_PUT_SEND;
 	msg->msg_md = md;
@@ -129,17 +201,25 @@ int p3_lib_put(struct p3_lib *lib, ptl_handle_md_t mdh, int whole, ptl_size_t lo
 		msg->msg_on_sends = 1;
 	}
 
+	p3_defer_init(&d);
 	p3_md_threshold_dec_locked(md);
 	p3_md_op_begin_locked(lib, md);
 	p3_eq_post_locked(lib, md, PTL_EVENT_SEND_START, &msg->msg_ev, PTL_NI_OK, &d);
-	lib->lib_sr[PTL_SR_SEND_COUNT]++;
-	lib->lib_sr[PTL_SR_SEND_LENGTH] += length;
+	if (!counted) {
+		lib->lib_sr[PTL_SR_SEND_COUNT]++;
+		lib->lib_sr[PTL_SR_SEND_LENGTH] += length;
+	}
 	p3_lib_unlock(lib);
 	if (P3_UNLIKELY(d.df_nev || d.df_nfutex || d.df_nal_wake))
 		p3_defer_run(lib, &d);
 	p3_lib_send(lib, msg, md->md_iov, md->md_niov, local_offset, length);
 	return PTL_OK;
 
+out_uncount:
+	if (counted) {
+		lib->lib_sr[PTL_SR_SEND_COUNT]--;
+		lib->lib_sr[PTL_SR_SEND_LENGTH] -= counted - 1;
+	}
 out_unlock:
 	p3_lib_unlock(lib);
 	return rc;

@@ -52,8 +52,10 @@ struct p3_msg *p3_msg_alloc_locked(struct p3_lib *lib)
 void p3_msg_free_locked(struct p3_lib *lib, struct p3_msg *msg)
 {
 	P3_ASSERT_LOCKED(lib);
-	free(msg->msg_buf);
-	msg->msg_buf = NULL;
+	if (P3_UNLIKELY(msg->msg_buf != NULL)) { /* a getput's: a call less for every other */
+		free(msg->msg_buf);
+		msg->msg_buf = NULL;
+	}
 	msg->msg_state = P3_MS_FREE;
 	msg->msg_next = lib->lib_msg_free;
 	lib->lib_msg_free = msg;
@@ -94,14 +96,6 @@ void p3_md_sends_remove_locked(struct p3_md *md, struct p3_msg *msg)
 	if (msg->msg_sends_next)
 		msg->msg_sends_next->msg_sends_prev = msg->msg_sends_prev;
 	msg->msg_on_sends = 0;
-}
-
-void p3_md_threshold_dec_locked(struct p3_md *md)
-{
-	if (md->md_user.threshold != PTL_MD_THRESH_INF && md->md_user.threshold > 0) {
-		if (--md->md_user.threshold == 0)
-			md->md_armed = 1;
-	}
 }
 
 void p3_md_op_begin_locked(struct p3_lib *lib, struct p3_md *md)
@@ -174,7 +168,8 @@ static void p3_finalize_put_recv(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_
 	p3_md_op_end_locked(lib, msg->msg_md, PTL_EVENT_PUT_END, &msg->msg_ev, status, &d);
 	p3_msg_free_locked(lib, msg);
 	p3_lib_unlock(lib);
-	p3_defer_run(lib, &d);
+	if (p3_defer_pending(&d))
+		p3_defer_run(lib, &d);
 }
 
 /* Target of a get or getput: build and send the reply from `iov`. */
@@ -357,5 +352,6 @@ void p3_lib_finalize(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t statu
 			   (void *)msg, (unsigned)msg->msg_state);
 		return;
 	}
-	p3_defer_run(lib, &d);
+	if (p3_defer_pending(&d))
+		p3_defer_run(lib, &d);
 }

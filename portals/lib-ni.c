@@ -306,6 +306,12 @@ static int p3_lib_progress(struct p3_lib *lib, int timeout_ms)
 	return PTL_OK;
 }
 
+void p3_lib_local_pass(struct p3_lib *lib, int (**pass)(void *priv, int timeout_ms), void **priv)
+{
+	*pass = lib->lib_nal->progress; /* what p3_lib_progress calls */
+	*priv = lib->lib_nal_priv;
+}
+
 static int p3_lib_progress_thread(struct p3_lib *lib)
 {
 	return lib->lib_thread_mode;

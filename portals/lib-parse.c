@@ -27,7 +27,46 @@ static void p3_drop_locked(struct p3_lib *lib, const struct p3_hdr *hdr, const c
 	       (unsigned long long)hdr->match_bits, (unsigned long long)hdr->payload_len, why);
 }
 
-/* PUT, GET, GETPUT. */
+/* 4.1 steps 1-3 for a request: portal and ac index, ACL, matching.  The
+ * ME whose MD accepts it (*offset, *mlength set), or NULL with the drop
+ * counted. */
+static struct p3_me *p3_request_match_locked(struct p3_lib *lib, const struct p3_hdr *hdr,
+					     uint64_t *offset, uint64_t *mlength)
+{
+	struct p3_me *me;
+
+	if (hdr->pt_index > (uint32_t)lib->lib_limits.max_pt_index) {
+		p3_drop_locked(lib, hdr, "portal index out of range");
+		return NULL;
+	}
+	if (hdr->ac_index > (uint32_t)lib->lib_limits.max_ac_index) {
+		p3_drop_locked(lib, hdr, "access control index out of range");
+		return NULL;
+	}
+	if (!p3_acl_admits_locked(lib, hdr)) {
+		p3_drop_locked(lib, hdr, "access control entry refuses it");
+		return NULL;
+	}
+	me = p3_match_locked(lib, hdr, offset, mlength);
+	if (!me)
+		p3_drop_locked(lib, hdr, "no matching ME/MD accepts it");
+	return me;
+}
+
+/* 4.1 step 4 on the matched MD: local offset, threshold, inactivity (the
+ * caller holds the lock matching ran under). */
+static void p3_md_take_locked(struct p3_md *md, uint64_t offset, uint64_t mlength)
+{
+	if (!(md->md_user.options & PTL_MD_MANAGE_REMOTE))
+		md->md_local_offset = offset + mlength;
+	p3_md_threshold_dec_locked(md);
+	if ((md->md_user.options & PTL_MD_MAX_SIZE) &&
+	    md->md_length - md->md_local_offset < md->md_user.max_size) {
+		md->md_maxed = 1;
+		md->md_armed = 1;
+	}
+}
+
 /* The event fields a received header gives (its sender's id, uid and jid,
  * portal, match bits, requested length), the rest from the caller, and the
  * next link of the NI: shared by requests, ACKs and REPLYs. */
@@ -47,6 +86,7 @@ static void p3_ev_from_hdr_locked(struct p3_lib *lib, struct p3_evinfo *ei,
 	ei->ei_link = ++lib->lib_link;
 }
 
+/* PUT, GET, GETPUT. */
 static void p3_parse_request_locked(struct p3_lib *lib, const struct p3_hdr *hdr,
 				    struct p3_parse_out *out, struct p3_defer *d)
 {
@@ -56,23 +96,9 @@ static void p3_parse_request_locked(struct p3_lib *lib, const struct p3_hdr *hdr
 	uint64_t offset, mlength;
 	ptl_event_kind_t kind;
 
-	if (hdr->pt_index > (uint32_t)lib->lib_limits.max_pt_index) {
-		p3_drop_locked(lib, hdr, "portal index out of range");
+	me = p3_request_match_locked(lib, hdr, &offset, &mlength);
+	if (!me)
 		return;
-	}
-	if (hdr->ac_index > (uint32_t)lib->lib_limits.max_ac_index) {
-		p3_drop_locked(lib, hdr, "access control index out of range");
-		return;
-	}
-	if (!p3_acl_admits_locked(lib, hdr)) {
-		p3_drop_locked(lib, hdr, "access control entry refuses it");
-		return;
-	}
-	me = p3_match_locked(lib, hdr, &offset, &mlength);
-	if (!me) {
-		p3_drop_locked(lib, hdr, "no matching ME/MD accepts it");
-		return;
-	}
 	msg = p3_msg_alloc_locked(lib);
 	if (!msg) {
 		p3_drop_locked(lib, hdr, "out of message objects");
@@ -82,14 +108,7 @@ static void p3_parse_request_locked(struct p3_lib *lib, const struct p3_hdr *hdr
 
 	/* 4.1 step 4: offset, local offset, threshold, inactivity, pending,
 	 * START - all under the lock matching runs under. */
-	if (!(md->md_user.options & PTL_MD_MANAGE_REMOTE))
-		md->md_local_offset = offset + mlength;
-	p3_md_threshold_dec_locked(md);
-	if ((md->md_user.options & PTL_MD_MAX_SIZE) &&
-	    md->md_length - md->md_local_offset < md->md_user.max_size) {
-		md->md_maxed = 1;
-		md->md_armed = 1;
-	}
+	p3_md_take_locked(md, offset, mlength);
 	p3_md_op_begin_locked(lib, md);
 
 	msg->msg_md = md;
@@ -262,6 +281,67 @@ static void p3_parse_reply_locked(struct p3_lib *lib, const struct p3_hdr *hdr,
 	out->niov = md->md_niov;
 	out->offset = off;
 	out->mlen = len;
+}
+
+/* nal.h.  The general path for a PUT costs a message object, two lock
+ * round trips (parse, finalize) and the NAL's recv() and finalize calls; a
+ * small eager payload the NAL holds whole is placed here under the one
+ * lock instead (as the GetPut swap is), and both events are posted at
+ * once.  Taken only where LIB may write the MD itself (not for an
+ * offloading NIC's LIB, lib_md_swap) and for puts without an ACK (4.5:
+ * PUT_END comes after the ACK went to the NAL). */
+int p3_lib_parse_eager(struct p3_lib *lib, const struct p3_hdr *hdr, const void *payload,
+		       uint64_t *delivered)
+{
+	uint64_t offset, mlength;
+	struct p3_evinfo ei;
+	struct p3_defer d;
+	struct p3_me *me;
+	struct p3_md *md;
+
+	if (hdr->type != P3_MSG_PUT || hdr->md_handle != PTL_MD_NONE ||
+	    hdr->payload_len > P3_PARSE_COPY_MAX || hdr->payload_len != hdr->rlength ||
+	    lib->lib_md_swap)
+		return 0;
+	p3_lib_lock(lib);
+	/* misaddressed or closing: p3_lib_parse counts it */
+	if (P3_UNLIKELY(hdr->dst.pid != lib->lib_id.pid || hdr->dst.nid != lib->lib_id.nid ||
+			atomic_load_explicit(&lib->lib_closing, memory_order_relaxed))) {
+		p3_lib_unlock(lib);
+		return 0;
+	}
+	me = p3_request_match_locked(lib, hdr, &offset, &mlength);
+	if (!me) {
+		p3_lib_unlock(lib);
+		*delivered = 0;
+		return 1;
+	}
+	md = me->me_md;
+	p3_defer_init(&d);
+	p3_md_take_locked(md, offset, mlength);
+	p3_ev_from_hdr_locked(lib, &ei, hdr, mlength, offset, hdr->hdr_data);
+	if (md->md_niov == 1 && mlength) /* matching kept offset + mlength inside it */
+		memcpy((char *)md->md_iov[0].iov_base + offset, payload, mlength);
+	else
+		p3_iov_copy_in(md->md_iov, md->md_niov, offset, payload, mlength);
+	lib->lib_sr[PTL_SR_RECV_COUNT]++;
+	lib->lib_sr[PTL_SR_RECV_LENGTH] += mlength;
+	p3_eq_post_locked(lib, md, PTL_EVENT_PUT_START, &ei, PTL_NI_OK, &d);
+	p3_eq_post_locked(lib, md, PTL_EVENT_PUT_END, &ei, PTL_NI_OK, &d);
+	P3_DBG(lib, PTL_DBG_PARSE,
+	       "PUT from %u:%u pt %u bits %#llx matched ME %#x MD %#x offset %llu mlength %llu "
+	       "(placed at once)",
+	       (unsigned)hdr->src.nid, (unsigned)hdr->src.pid, (unsigned)hdr->pt_index,
+	       (unsigned long long)hdr->match_bits, (unsigned)me->me_obj.obj_handle,
+	       (unsigned)md->md_obj.obj_handle, (unsigned long long)offset,
+	       (unsigned long long)mlength);
+	/* may free md and me: last */
+	p3_md_maybe_unlink_locked(lib, md, ei.ei_link, &d);
+	p3_lib_unlock(lib);
+	if (P3_UNLIKELY(d.df_nev || d.df_nfutex || d.df_nal_wake))
+		p3_defer_run(lib, &d);
+	*delivered = mlength;
+	return 1;
 }
 
 void p3_lib_count_drop(struct p3_lib *lib, uint64_t len)

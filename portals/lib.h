@@ -226,10 +226,17 @@ static inline void p3_defer_init(struct p3_defer *d)
 	d->df_nal_wake = 0;
 }
 
+/* Anything collected to run after unlocking (most calls collect nothing). */
+static inline int p3_defer_pending(const struct p3_defer *d)
+{
+	return P3_UNLIKELY(d->df_nev || d->df_nfutex || d->df_nal_wake);
+}
+
 /* ---- one NI's LIB side ---------------------------------------------- */
 
 struct p3_lib {
 	pthread_mutex_t lib_lock;
+	int lib_lock_taken; /* the holder locked lib_lock (0: skipped, P3_SINGLE_THREADED) */
 #ifdef P3_DEBUG
 	_Atomic uintptr_t lib_lock_owner; /* P3_ASSERT_LOCKED: holder's P3_LIB_SELF, or 0 */
 #endif
@@ -278,6 +285,7 @@ struct p3_lib {
 	uint32_t lib_link;
 	uint64_t lib_sr[PTL_SR_LAST_STD];
 	uint64_t lib_eq_dropped_gone; /* EQ_DROPPED of freed EQs */
+	_Atomic int lib_eq_handlers;  /* live EQs with a handler (p3_lib_runs_handlers) */
 };
 
 /* lib-ni.c */
@@ -291,7 +299,14 @@ struct p3_lib {
 #endif
 static inline void p3_lib_lock(struct p3_lib *lib)
 {
-	pthread_mutex_lock(&lib->lib_lock);
+	/* the holder's own record of how it took the lock: written with the
+	 * mutex held, or by the only thread there is */
+	if (P3_SINGLE_THREADED()) {
+		lib->lib_lock_taken = 0;
+	} else {
+		pthread_mutex_lock(&lib->lib_lock);
+		lib->lib_lock_taken = 1;
+	}
 #ifdef P3_DEBUG
 	atomic_store_explicit(&lib->lib_lock_owner, P3_LIB_SELF, memory_order_relaxed);
 #endif
@@ -301,7 +316,8 @@ static inline void p3_lib_unlock(struct p3_lib *lib)
 #ifdef P3_DEBUG
 	atomic_store_explicit(&lib->lib_lock_owner, 0, memory_order_relaxed);
 #endif
-	pthread_mutex_unlock(&lib->lib_lock);
+	if (lib->lib_lock_taken)
+		pthread_mutex_unlock(&lib->lib_lock);
 }
 #ifdef P3_DEBUG
 #define P3_ASSERT_LOCKED(lib)                                                                      \
@@ -336,12 +352,65 @@ void p3_md_op_end_locked(struct p3_lib *lib, struct p3_md *md, ptl_event_kind_t 
 /* Take a put off its MD's list of sends awaiting SEND_END. */
 void p3_md_sends_remove_locked(struct p3_md *md, struct p3_msg *msg);
 /* Count one operation against the threshold (threshold 0 -> inactive, armed). */
-void p3_md_threshold_dec_locked(struct p3_md *md);
+static inline void p3_md_threshold_dec_locked(struct p3_md *md)
+{
+	if (md->md_user.threshold != PTL_MD_THRESH_INF && md->md_user.threshold > 0) {
+		if (--md->md_user.threshold == 0)
+			md->md_armed = 1;
+	}
+}
 
 /* lib-eq.c */
+/* The EQ an event of `kind` with status `fail` on md goes to: NULL without
+ * a live EQ or when md's options disable it (inline: a disabled event, e.g.
+ * every START of the MPI adapter's MDs, costs no call). */
+static inline struct p3_eq *p3_eq_of_event(const struct p3_md *md, ptl_event_kind_t kind,
+					   ptl_ni_fail_t fail)
+{
+	struct p3_eq *eq = md->md_eq;
+	unsigned int opt = md->md_user.options;
+
+	if (!eq || eq->eq_obj.obj_handle != md->md_user.eq_handle)
+		return NULL; /* no EQ, or it was freed under the MD */
+	/* extension: only failures (UNLINK has its own option) */
+	if ((opt & PTL_MD_EVENT_SUCCESS_DISABLE) && fail == PTL_NI_OK && kind != PTL_EVENT_UNLINK)
+		return NULL;
+	switch (kind) {
+	case PTL_EVENT_GET_START:
+	case PTL_EVENT_PUT_START:
+	case PTL_EVENT_GETPUT_START:
+	case PTL_EVENT_REPLY_START:
+	case PTL_EVENT_SEND_START:
+		return (opt & PTL_MD_EVENT_START_DISABLE) ? NULL : eq;
+	case PTL_EVENT_GET_END:
+	case PTL_EVENT_PUT_END:
+	case PTL_EVENT_GETPUT_END:
+	case PTL_EVENT_REPLY_END:
+	case PTL_EVENT_SEND_END:
+		return (opt & PTL_MD_EVENT_END_DISABLE) ? NULL : eq;
+	case PTL_EVENT_ACK:
+		/* R33 rule: an ACK is suppressed only when both kinds are disabled. */
+		return (opt & PTL_MD_EVENT_START_DISABLE) && (opt & PTL_MD_EVENT_END_DISABLE) ? NULL
+											       : eq;
+	default:
+		return eq;
+	}
+}
+/* Write an event of `kind` for md into eq (what p3_eq_of_event returned). */
+void p3_eq_write_locked(struct p3_lib *lib, struct p3_eq *eq, struct p3_md *md,
+			ptl_event_kind_t kind, const struct p3_evinfo *ei, ptl_ni_fail_t fail,
+			struct p3_defer *d);
 /* Post an event of `kind` for md (no-op without a live EQ or when disabled). */
-void p3_eq_post_locked(struct p3_lib *lib, struct p3_md *md, ptl_event_kind_t kind,
-		       const struct p3_evinfo *ei, ptl_ni_fail_t fail, struct p3_defer *d);
+static inline void p3_eq_post_locked(struct p3_lib *lib, struct p3_md *md, ptl_event_kind_t kind,
+				     const struct p3_evinfo *ei, ptl_ni_fail_t fail,
+				     struct p3_defer *d)
+{
+	struct p3_eq *eq = p3_eq_of_event(md, kind, fail);
+
+	P3_ASSERT_LOCKED(lib);
+	if (eq)
+		p3_eq_write_locked(lib, eq, md, kind, ei, fail, d);
+}
 int p3_eq_is_empty_locked(struct p3_lib *lib, struct p3_eq *eq);
 void p3_eq_destroy_locked(struct p3_lib *lib, struct p3_eq *eq);
 int p3_lib_eq_alloc(struct p3_lib *lib, ptl_size_t count, ptl_eq_handler_t handler,
@@ -355,6 +424,9 @@ int p3_md_setup_locked(struct p3_lib *lib, struct p3_md *md, const ptl_md_t *umd
 		       struct p3_eq *eq);
 struct p3_md *p3_md_create_locked(struct p3_lib *lib, const ptl_md_t *umd, ptl_unlink_t unlink,
 				  int *rc);
+/* The same for a umd p3_md_validate_locked accepted (eq: what it found). */
+struct p3_md *p3_md_create_valid_locked(struct p3_lib *lib, const ptl_md_t *umd,
+					struct p3_eq *eq, ptl_unlink_t unlink, int *rc);
 /* Free md; if attached, detach it and (PTL_UNLINK ME) unlink the ME too. */
 void p3_md_destroy_locked(struct p3_lib *lib, struct p3_md *md);
 /* Auto-unlink: UNLINK event then free, if armed, PTL_UNLINK and idle. */
@@ -385,6 +457,10 @@ int p3_lib_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_id_t
 		      ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
 		      ptl_ins_pos_t pos, const ptl_md_t *umd, ptl_unlink_t md_unlink,
 		      ptl_handle_eq_t test_eq, ptl_handle_me_t *me_out, ptl_handle_md_t *md_out);
+/* The same relative to a base ME already looked up (base != NULL). */
+int p3_me_insert_base_locked(struct p3_lib *lib, struct p3_me *base, ptl_process_id_t match_id,
+			     ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
+			     ptl_ins_pos_t pos, struct p3_me **me_out);
 void p3_me_destroy_locked(struct p3_lib *lib, struct p3_me *me);
 
 /* lib-acl.c */

@@ -118,6 +118,12 @@ struct p3_lib_iface {
 /* The in-process LIB side (lib-ni.c). */
 extern const struct p3_lib_iface p3_lib_local_iface;
 
+/* For p3_lib_local_iface only: its progress() is the NAL's progress on the
+ * NAL's state, which the API side may then call directly (one hop less on
+ * every poll and every data-movement call in app mode). */
+void p3_lib_local_pass(struct p3_lib *lib, int (**pass)(void *priv, int timeout_ms),
+		       void **priv);
+
 /* PTL_PROGRESS=offload: LIB in the emulated NIC, every call forwarded over
  * its command queue (nal/myrinet/host_offload.c); NULL-weak when the
  * myrinet NAL is not built. */

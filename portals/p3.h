@@ -22,6 +22,23 @@
 #define P3_LIKELY(x) __builtin_expect(!!(x), 1)
 #define P3_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* 1 while the process has only ever had one thread (glibc's
+ * __libc_single_threaded; 0 where it is not known): nothing can then race
+ * the holder of a process-private lock, and LIB's lock is skipped -- two
+ * locked instructions per section, each of which waits for the store
+ * buffer to drain (glibc's stdio skips its locks the same way).  Safe
+ * because a section that skips it never runs code that could start a
+ * thread: LIB runs EQ handlers and NAL methods only after unlocking. */
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define P3_SINGLE_THREADED() (__libc_single_threaded != 0)
+#endif
+#endif
+#ifndef P3_SINGLE_THREADED
+#define P3_SINGLE_THREADED() 0
+#endif
+
 /* log.c: process-wide messages (no NI yet).  level 0 error, 1 warning,
  * 2 info, 3 debug.  Always prefixed "p3stack: ". */
 void p3_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

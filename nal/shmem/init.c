@@ -355,4 +355,5 @@ const struct p3_nal_ops p3_nal_shmem_ops = {
     .status = shm_status,
     .stop = shm_stop,
     .destroy = shm_destroy,
+    .send_now = shm_send_now,
 };

@@ -182,13 +182,17 @@ static int shm_rx_maybe_pending(struct shm_ni *ni)
 static __attribute__((noinline)) int shm_pass_locked(struct shm_ni *ni, int check)
 {
 	int events;
+	/* EQ handlers run inside a pass (from p3_lib_parse): lock while there
+	 * are any, as one could start a thread (shm_lock_hot) */
+	int locked = !shm_single_threaded() || p3_lib_runs_handlers(ni->ni_lib);
 
-	if (pthread_mutex_trylock(&ni->ni_progress_lock) != 0)
+	if (locked && pthread_mutex_trylock(&ni->ni_progress_lock) != 0)
 		return -1;
 	events = shm_poll_rx_locked(ni);
 	if (atomic_load_explicit(&ni->ni_busy_peers, memory_order_relaxed) > 0 || check)
 		events += shm_poll_tx(ni, check);
-	pthread_mutex_unlock(&ni->ni_progress_lock);
+	if (locked)
+		pthread_mutex_unlock(&ni->ni_progress_lock);
 	return events;
 }
 

@@ -26,16 +26,20 @@ static uint32_t shm_hash(uint64_t key)
 struct shm_peer *shm_peer_lookup(struct shm_ni *ni, ptl_process_id_t id, int create)
 {
 	uint64_t key = shm_peer_key(id);
-	uint32_t h = shm_hash(key);
-	struct shm_peer *p;
+	struct shm_peer *p = atomic_load_explicit(&ni->ni_last_peer, memory_order_acquire);
 
+	if (p && p->pr_key == key)
+		return p; /* peers live until destroy: a stale hint is still a peer */
+	uint32_t h = shm_hash(key);
 	for (uint32_t i = 0; i < SHM_PEER_HASH; i++) {
 		p = atomic_load_explicit(&ni->ni_peer_hash[(h + i) & (SHM_PEER_HASH - 1)],
 		                         memory_order_acquire);
 		if (!p)
 			break;
-		if (p->pr_key == key)
+		if (p->pr_key == key) {
+			atomic_store_explicit(&ni->ni_last_peer, p, memory_order_release);
 			return p;
+		}
 	}
 	if (!create)
 		return NULL;
@@ -684,6 +688,63 @@ int shm_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const str
 	pthread_mutex_unlock(&peer->pr_lock);
 	shm_kick_self(ni);
 	return 0;
+}
+
+/* nal.h send_now: an eager record at once, or nothing.  Only when the
+ * peer is up and greeted, nothing is queued before it (order) and the ring
+ * has room now; everything else (first contact, a full ring, a dead peer,
+ * single copy) is send()'s. */
+int shm_send_now(void *priv, const struct p3_hdr *hdr, const struct iovec *iov, size_t niov,
+                 uint64_t offset, uint64_t len)
+{
+	struct shm_ni *ni = priv;
+	struct shm_peer *peer;
+	struct shm_rec *rec;
+	int sent = 0;
+
+	if (atomic_load_explicit(&ni->ni_stopping, memory_order_relaxed) ||
+	    len != hdr->payload_len || (len && !iov))
+		return 0;
+	peer = shm_peer_lookup(ni, hdr->dst, 0);
+	if (!peer)
+		return 0;
+	/* a put without an ACK that fits one cache line: a SMALL record (the
+	 * receiver misses one line, not two); what it leaves out is implied */
+	int small = len <= SHM_SMALL_MAX && hdr->type == P3_MSG_PUT &&
+	            hdr->md_handle == PTL_MD_NONE && hdr->rlength == len && hdr->flags == 0 &&
+	            hdr->src.nid == ni->ni_id.nid && hdr->src.pid == ni->ni_id.pid;
+	uint32_t need = small ? (uint32_t)sizeof(struct shm_small) : (uint32_t)(SHM_MSG_HDR_LEN + len);
+	int locked = shm_lock_hot(&peer->pr_lock); /* no callback inside */
+	if (peer->pr_state == SHM_PEER_UP && peer->pr_hello_sent && !peer->pr_q_head &&
+	    len <= peer->pr_eager_max &&
+	    atomic_load_explicit(&peer->pr_hdr->sh_state, memory_order_relaxed) == SHM_SEG_ALIVE &&
+	    shm_ring_reserve(&peer->pr_tx, need, &rec) == SHM_RING_OK) {
+		if (small) {
+			struct shm_small *sm = (struct shm_small *)rec;
+			sm->sm_rec.r_kind = SHM_REC_SMALL;
+			sm->sm_rec.r_flags = 0;
+			sm->sm_rec.r_aux = (uint32_t)len;
+			sm->sm_rec.r_aux2 = 0;
+			sm->sm_uid = hdr->src_uid;
+			sm->sm_jid = hdr->src_jid;
+			sm->sm_pt = hdr->pt_index;
+			sm->sm_ac = hdr->ac_index;
+			sm->sm_mbits = hdr->match_bits;
+			sm->sm_hdr_data = hdr->hdr_data;
+			sm->sm_roff = hdr->remote_offset;
+			shm_iov_copy_out(sm->sm_data, iov, niov, offset, len);
+		} else {
+			shm_msg_rec_fill(rec, SHM_REC_EAGER, hdr);
+			shm_iov_copy_out((uint8_t *)rec + SHM_MSG_HDR_LEN, iov, niov, offset, len);
+		}
+		shm_ctr_inc(&peer->pr_ctr[SHM_CTR_EAGER_MSGS_SENT], 1);
+		shm_ctr_inc(&peer->pr_ctr[SHM_CTR_EAGER_BYTES_SENT], len);
+		peer->pr_need_wake = 1;
+		shm_peer_flush_locked(ni, peer);
+		sent = 1;
+	}
+	shm_unlock_hot(&peer->pr_lock, locked);
+	return sent;
 }
 
 /* A control record (DONE, COOP) to peer: at once, or queued behind its sends. */

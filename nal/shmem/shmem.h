@@ -28,6 +28,12 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#endif
+#endif
+
 #include "answer_q.h"
 #include "nal.h"
 #include "ring.h"
@@ -35,7 +41,7 @@
 /* ---- segment layout (shared between processes; pinned) --------------- */
 
 #define SHM_MAGIC          0x50334d53u /* "SM3P" little-endian */
-#define SHM_LAYOUT_VERSION 2u /* 2: the cooperative-copy area */
+#define SHM_LAYOUT_VERSION 3u /* 2: the cooperative-copy area; 3: SMALL records */
 #define SHM_NAME_PREFIX    "p3shm"
 #define SHM_NAME_MAX       64
 
@@ -125,7 +131,8 @@ static_assert(SHM_COOP_OFF >= 192 && SHM_COOP_OFF + SHM_COOP_SLOTS * SHM_COOP_ST
 	X(CMA_DONE, 4) /* receiver -> sender: the pull is over */                                  \
 	X(PIPE_RTS, 5) /* p3_hdr + seq: DATA records follow */                                     \
 	X(DATA, 6)     /* one chunk of a PIPE message */                                           \
-	X(COOP, 7)     /* receiver -> sender: push chunks of a CMA message (struct shm_coop) */
+	X(COOP, 7)     /* receiver -> sender: push chunks of a CMA message (struct shm_coop) */ \
+	X(SMALL, 8)    /* a PUT without an ACK, payload <= 8 bytes: one cache line (struct shm_small) */
 
 enum shm_rec_kind {
 #define SHM_REC_KIND_ENUM(name, value) SHM_REC_##name = value,
@@ -191,6 +198,26 @@ struct shm_coop {
 	uint32_t cp_pad;
 };
 static_assert(sizeof(struct shm_coop) == 64, "coop layout");
+
+/* SMALL: the whole of a put without an ACK whose payload fits the rest of
+ * one cache line, so the receiver misses one line after head's, not two
+ * (an EAGER record is 120 bytes before its payload).  What the Portals
+ * header would repeat is not carried: the source is the ring's sender (its
+ * HELLO), the destination the receiver, type PUT, rlength = payload_len =
+ * sm_len, no ACK MD, no flags.  Payload in sm_data. */
+#define SHM_SMALL_MAX 8u
+struct shm_small {
+	struct shm_rec sm_rec; /* r_aux: payload bytes (<= SHM_SMALL_MAX) */
+	uint32_t sm_uid;
+	uint32_t sm_jid;
+	uint32_t sm_pt;
+	uint32_t sm_ac;
+	uint64_t sm_mbits;
+	uint64_t sm_hdr_data;
+	uint64_t sm_roff;
+	uint8_t sm_data[SHM_SMALL_MAX];
+};
+static_assert(sizeof(struct shm_small) == SHM_CACHE_LINE, "a SMALL record is one cache line");
 
 /* DATA: payload starts at SHM_DATA_HDR_LEN (cache-line aligned). */
 struct shm_data {
@@ -432,6 +459,7 @@ struct shm_ni {
 	pthread_mutex_t ni_peers_lock;
 	_Atomic(struct shm_peer *) ni_peer_hash[SHM_PEER_HASH];
 	_Atomic(struct shm_peer *) ni_peers; /* list of all, newest first */
+	_Atomic(struct shm_peer *) ni_last_peer; /* the last one looked up (most sends go to one) */
 	_Atomic uint32_t ni_npeers;
 	_Atomic int ni_busy_peers; /* peers with pr_busy set */
 	uint64_t ni_next_check_ns; /* liveness checks (progress lock) */
@@ -454,6 +482,37 @@ static inline void shm_ctr_inc(_Atomic uint64_t *c, uint64_t v)
 	                      memory_order_relaxed);
 }
 
+/* The hot paths' locks (send_now's peer lock, the progress lock of a
+ * pass) are skipped while the process has only ever had one thread
+ * (glibc's __libc_single_threaded): nothing can race their holder then,
+ * and each lock costs two locked instructions that wait for the store
+ * buffer.  The caller keeps what shm_lock_hot returned for the unlock.
+ * Only for sections that run no application code (which could start a
+ * thread): a pass that may run EQ handlers locks (p3_lib_runs_handlers). */
+static inline int shm_single_threaded(void)
+{
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+	return __libc_single_threaded != 0;
+#endif
+#endif
+	return 0;
+}
+
+static inline int shm_lock_hot(pthread_mutex_t *m)
+{
+	if (shm_single_threaded())
+		return 0;
+	pthread_mutex_lock(m);
+	return 1;
+}
+
+static inline void shm_unlock_hot(pthread_mutex_t *m, int locked)
+{
+	if (locked)
+		pthread_mutex_unlock(m);
+}
+
 static inline uint64_t shm_peer_key(ptl_process_id_t id)
 {
 	return ((uint64_t)id.nid << 32) | id.pid;
@@ -467,6 +526,8 @@ extern const struct p3_nal_ops p3_nal_shmem_ops;
 struct shm_peer *shm_peer_lookup(struct shm_ni *ni, ptl_process_id_t id, int create);
 int shm_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const struct iovec *iov,
              size_t niov, uint64_t offset, uint64_t len);
+int shm_send_now(void *priv, const struct p3_hdr *hdr, const struct iovec *iov, size_t niov,
+                 uint64_t offset, uint64_t len);
 int shm_send_done(struct shm_ni *ni, struct shm_peer *peer, uint64_t seq, ptl_ni_fail_t status,
                   uint64_t bytes);
 int shm_peer_drain(struct shm_ni *ni, struct shm_peer *peer);
