@@ -175,6 +175,14 @@ def pww_at_full_bw(idx, stack):
     return avs[float(b["x"])], b
 
 
+def pww_at_interval(idx, stack, x):
+    """COMB PWW 100 KB availability row of `stack` at work interval `x`, or None."""
+    for r in idx.get((stack, "comb-pww-availability"), []):
+        if r.get("params") == "size=100000" and float(r["x"]) == x:
+            return r
+    return None
+
+
 def _pww_text(key, pt):
     if not pt:
         return f"{key}: not measured"
@@ -236,8 +244,18 @@ def findings(rows):
     if all(full[k] for k in keys):
         hi = [_order(full["offload"][0], full[k][0]) for k in ("interrupt", "rmpp")]
         med = all(full["offload"][0]["value"] > full[k][0]["value"] for k in ("interrupt", "rmpp"))
+        # the issue's reading too: lower availability at the same work interval
+        x = float(full["offload"][0]["x"])
+        same_x = {k: pww_at_interval(idx, chosen[k][2], x) for k in ("interrupt", "rmpp")}
+        behind = [k for k, r in same_x.items() if r and r["value"] > full["offload"][0]["value"]]
         v = "reproduced" + _single(f[0] for f in full.values()) if hi == [1, 1] else (
             "inconclusive (same order by median, but the spreads overlap)" if med else "not reproduced")
+        if behind and v.startswith("reproduced"):
+            v = "partly reproduced (at full bandwidth only)"
+        v += f"; at offload's {x:g} us work interval: " + ", ".join(
+            f"{k} {r['value']:.3g} %" if r else f"{k} not measured" for k, r in same_x.items()) + (
+            f" (above offload's {full['offload'][0]['value']:.3g} %: " + " and ".join(behind) +
+            " leave more CPU there, by median)" if behind else "")
         goal = full["offload"][0]["value"] >= 95
         v += ("; availability at full bandwidth (the highest among the points within 90 % of the "
               "stack's best PWW bandwidth): " + "; ".join(_pww_text(k, full[k]) for k in keys) +
