@@ -235,27 +235,35 @@ static void *delayed_put(void *arg)
 	return NULL;
 }
 
+/* A put from another thread after d->ms: PtlEQWait on eq returns its
+ * SEND_START; the milliseconds the wait took. */
+static uint64_t wait_delayed_start(struct delayed *d, ptl_handle_eq_t eq)
+{
+	pthread_t th;
+	ptl_event_t ev;
+	uint64_t t0 = h_now_ms(), dt;
+
+	H_TRUE(pthread_create(&th, NULL, delayed_put, d) == 0);
+	H_OK(PtlEQWait(eq, &ev));
+	dt = h_now_ms() - t0;
+	pthread_join(th, NULL);
+	H_EVKIND(ev, PTL_EVENT_SEND_START);
+	H_EQ(ev.hdr_data, 5);
+	return dt;
+}
+
 /* §7: PtlEQWait blocks until an event arrives (posted from another thread). */
 START_TEST(eq_wait_blocks)
 {
 	struct eqenv e;
 	ptl_handle_eq_t eq;
 	ptl_event_t ev;
-	pthread_t th;
 	struct delayed d = {&e, 300};
-	uint64_t t0, dt;
 
 	eqenv_open(&e, _i, PTL_EQ_NONE);
 	H_OK(PtlEQAlloc(e.c.ni, 8, PTL_EQ_HANDLER_NONE, &eq));
 	eqenv_bind(&e, eq);
-	t0 = h_now_ms();
-	H_TRUE(pthread_create(&th, NULL, delayed_put, &d) == 0);
-	H_OK(PtlEQWait(eq, &ev));
-	dt = h_now_ms() - t0;
-	pthread_join(th, NULL);
-	H_EVKIND(ev, PTL_EVENT_SEND_START);
-	H_EQ(ev.hdr_data, 5);
-	H_TRUE(dt >= 250);
+	H_TRUE(wait_delayed_start(&d, eq) >= 250);
 	H_OK(PtlEQWait(eq, &ev));
 	H_EVKIND(ev, PTL_EVENT_SEND_END);
 	H_RC(PtlEQWait(PTL_INVALID_HANDLE, &ev), PTL_EQ_INVALID);
@@ -315,7 +323,6 @@ START_TEST(eq_oversub_waits)
 		struct eqenv e;
 		ptl_handle_eq_t eq;
 		ptl_event_t ev;
-		pthread_t th;
 		struct delayed d = {&e, 20};
 		int which;
 		uint64_t t0, dt;
@@ -325,14 +332,7 @@ START_TEST(eq_oversub_waits)
 		H_OK(PtlEQAlloc(e.c.ni, 8, PTL_EQ_HANDLER_NONE, &eq));
 		eqenv_bind(&e, eq);
 		for (int round = 0; round < 6; round++) {
-			t0 = h_now_ms();
-			H_TRUE(pthread_create(&th, NULL, delayed_put, &d) == 0);
-			H_OK(PtlEQWait(eq, &ev));
-			dt = h_now_ms() - t0;
-			pthread_join(th, NULL);
-			H_EVKIND(ev, PTL_EVENT_SEND_START);
-			H_EQ(ev.hdr_data, 5);
-			H_TRUE(dt >= 15);
+			H_TRUE(wait_delayed_start(&d, eq) >= 15);
 			H_OK(PtlEQPoll(&eq, 1, 1000, &ev, &which));
 			H_EVKIND(ev, PTL_EVENT_SEND_END);
 		}
