@@ -183,12 +183,26 @@ def pww_at_interval(idx, stack, x):
     return None
 
 
+def shared_interval(idx, stacks, x):
+    """The smallest PWW 100 KB work interval >= x at which every stack of
+    `stacks` has a point, or None."""
+    sets = [{float(r["x"]) for r in idx.get((st, "comb-pww-availability"), [])
+             if r.get("params") == "size=100000"} for st in stacks]
+    common = sorted(set.intersection(*sets)) if sets else []
+    return next((c for c in common if c >= x), None)
+
+
+def _us(x):
+    """A work interval for a sentence: 750, 17.8, 10000 (no exponent)."""
+    return f"{x:.0f}" if x >= 100 else f"{x:.3g}"
+
+
 def _pww_text(key, pt):
     if not pt:
         return f"{key}: not measured"
     a, b = pt
     lo, hi = _span(a)
-    return (f"{key} {a['value']:.3g} % ({lo:.3g}-{hi:.3g}) at {float(a['x']):g} us work, "
+    return (f"{key} {a['value']:.3g} % ({lo:.3g}-{hi:.3g}) at {_us(float(a['x']))} us work, "
             f"{b['value']:.3g} MB/s")
 
 
@@ -244,18 +258,27 @@ def findings(rows):
     if all(full[k] for k in keys):
         hi = [_order(full["offload"][0], full[k][0]) for k in ("interrupt", "rmpp")]
         med = all(full["offload"][0]["value"] > full[k][0]["value"] for k in ("interrupt", "rmpp"))
-        # the issue's reading too: lower availability at the same work interval
-        x = float(full["offload"][0]["x"])
-        same_x = {k: pww_at_interval(idx, chosen[k][2], x) for k in ("interrupt", "rmpp")}
-        behind = [k for k, r in same_x.items() if r and r["value"] > full["offload"][0]["value"]]
+        # the issue's reading too: lower availability at the same work
+        # interval: offload's full-bandwidth one, or (each sweep is refined
+        # at its own knee, compare's comb_refine_knee) the next one that
+        # every stack measured
+        x = shared_interval(idx, [chosen[k][2] for k in keys], float(full["offload"][0]["x"]))
+        off_x = pww_at_interval(idx, chosen["offload"][2], x) if x is not None else None
+        same_x = {k: pww_at_interval(idx, chosen[k][2], x) if x is not None else None
+                  for k in ("interrupt", "rmpp")}
+        behind = [k for k, r in same_x.items() if r and off_x and r["value"] > off_x["value"]]
         v = "reproduced" + _single(f[0] for f in full.values()) if hi == [1, 1] else (
             "inconclusive (same order by median, but the spreads overlap)" if med else "not reproduced")
         if behind and v.startswith("reproduced"):
             v = "partly reproduced (at full bandwidth only)"
-        v += f"; at offload's {x:g} us work interval: " + ", ".join(
-            f"{k} {r['value']:.3g} %" if r else f"{k} not measured" for k, r in same_x.items()) + (
-            f" (above offload's {full['offload'][0]['value']:.3g} %: " + " and ".join(behind) +
-            " leave more CPU there, by median)" if behind else "")
+        if x is None:
+            v += "; no work interval measured by all three stacks at or above offload's full-bandwidth one"
+        else:
+            where = ("at offload's {} us work interval" if x == float(full["offload"][0]["x"]) else
+                     "at {} us work, the next interval all three measured").format(_us(x))
+            v += f"; {where}: offload {off_x['value']:.3g} %, " + ", ".join(
+                f"{k} {r['value']:.3g} %" for k, r in same_x.items()) + (
+                " (" + " and ".join(behind) + " leave more CPU there than offload, by median)" if behind else "")
         goal = full["offload"][0]["value"] >= 95
         v += ("; availability at full bandwidth (the highest among the points within 90 % of the "
               "stack's best PWW bandwidth): " + "; ".join(_pww_text(k, full[k]) for k in keys) +
