@@ -278,7 +278,8 @@ def findings(rows):
                      "at {} us work, the next interval all three measured").format(_us(x))
             v += f"; {where}: offload {off_x['value']:.3g} %, " + ", ".join(
                 f"{k} {r['value']:.3g} %" for k, r in same_x.items()) + (
-                " (" + " and ".join(behind) + " leave more CPU there than offload, by median)" if behind else "")
+                " (" + " and ".join(behind) + (" leave" if len(behind) > 1 else " leaves") +
+                " more CPU there than offload, by median)" if behind else "")
         goal = full["offload"][0]["value"] >= 95
         v += ("; availability at full bandwidth (the highest among the points within 90 % of the "
               "stack's best PWW bandwidth): " + "; ".join(_pww_text(k, full[k]) for k in keys) +
