@@ -12,7 +12,7 @@
 #     ("held by another process") after the harness ran them again on other
 #     ports ("running the job again" / "opening the NI again"), not with a
 #     bare PtlNIInit error.
-# No root needed.  Exit 77 only when python3 is missing.  ~5 s.
+# No root needed.  Exit 77 only when python3 is missing.  ~1.5 s.
 set -u
 top_builddir=${top_builddir:-..}
 T="$top_builddir/tests"
