@@ -2,7 +2,7 @@
 /*
  * msg.c - the message layer: message sequence numbers, eager vs RTS/CTS,
  * receiver-side truncation, pipelined grants, reassembly into the
- * receiver's iovec, completions.  Runs on top of rel.c, which delivers
+ * receiver's iovec, completions.  Runs on top of rel*.c, which delivers
  * packets strictly in PSN order, exactly once per epoch.
  */
 #include "rmpp_int.h"

@@ -13,6 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 /* ---- logging -------------------------------------------------------------- */
 
@@ -271,7 +274,7 @@ struct rmpp_conn {
 	bool peer_crc;
 	struct rmpp_replay replay; /* P3_RMPP_AUTH: seqs seen from this peer */
 	uint32_t mtu;        /* frame size towards this peer */
-	/* path-MTU probing in the handshake (rel.c) */
+	/* path-MTU probing in the handshake (rel_hello.c) */
 	uint32_t probe_mtu;   /* size our HELLO probes are padded to */
 	unsigned probe_tries; /* unanswered rounds at probe_mtu while the peer answers */
 	bool path_ok;         /* the peer reported a probe of ours: mtu is confirmed */
@@ -374,7 +377,7 @@ struct rmpp_ep {
 	/* Earliest protocol deadline of any connection, or earlier (0: none
 	 * known); every deadline armed outside the timer walk lowers it
 	 * (rmpp_timer_arm).  The walk over the connections runs when it is due,
-	 * not on every pass: see ep.c timers_due(). */
+	 * not on every pass: see ep_progress.c timers_due(). */
 	uint64_t timers_next;
 	uint64_t timers_ran; /* `now` of the last walk */
 	struct rmpp_pathprof_path pp;
@@ -402,6 +405,29 @@ static inline void rmpp_timer_arm(struct rmpp_ep *ep, uint64_t *slot, uint64_t a
 		ep->timers_next = at;
 }
 
+/* A reading younger than this many TSC cycles (2 us at 2 GHz, 4 us at the
+ * slowest 1 GHz clock) is reused: the shortest deadline (LAZY_US, 20 us) and
+ * the RTO's lower bound (RTO_MIN_US, 1 ms) tolerate that much; a receive
+ * syscall plus the delivery of its message take about 3000 cycles here. */
+#define RMPP_CLOCK_REUSE_CYCLES 4000u
+
+/* Stamp ep->now.  A clock_gettime through the vDSO costs ~140 cycles here,
+ * an rdtsc ~25, and a request/response message took three readings (pass,
+ * after its batch, the answer's send) less than a microsecond apart.  A TSC
+ * that went backwards (migration) wraps the difference: the clock is read. */
+static inline void rmpp_ep_clock(struct rmpp_ep *ep)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t t = __rdtsc();
+	if (t - ep->now_tsc < RMPP_CLOCK_REUSE_CYCLES)
+		return;
+	ep->now_tsc = t;
+#endif
+	uint64_t us = rmpp_now_us();
+	if (us > ep->now)
+		ep->now = us;
+}
+
 /* msg.c: message descriptors from the endpoint's free lists (lock held);
  * zeroed, iov pointing at room for niov entries.  NULL: out of memory. */
 struct rmpp_txmsg *rmpp_txmsg_alloc(struct rmpp_ep *ep, size_t niov);
@@ -415,16 +441,30 @@ static inline int rmpp_log_level(const struct rmpp_ep *ep)
 	return ep ? ep->log_level : RMPP_LOG_WARN;
 }
 
-/* ep.c */
+/* Room for a link header in front of each frame of the transmit batch. */
+#define RMPP_LINK_HEADROOM 16
+
+/* ep_conn.c: the connection table */
+struct rmpp_conn *rmpp_conn_find(struct rmpp_ep *ep, const struct rmpp_addr *peer);
+/* The connection a direct frame from src belongs to (udp: the peer's
+ * connected send socket, any port), or NULL. */
+struct rmpp_conn *rmpp_conn_find_direct(struct rmpp_ep *ep, const struct rmpp_addr *src,
+                                        uint32_t src_epoch);
+/* A new connection to peer in the table (HELLO state); NULL: no memory. */
+struct rmpp_conn *rmpp_conn_create(struct rmpp_ep *ep, const struct rmpp_addr *peer);
+void rmpp_conn_want_output(struct rmpp_ep *ep, struct rmpp_conn *c);
+/* ep_progress.c: output of every connection on the work list, then flush. */
+void rmpp_ep_run_output(struct rmpp_ep *ep);
+/* Release every held (lazy) message; true if there were any. */
+bool rmpp_ep_release_lazy(struct rmpp_ep *ep);
+/* ep_frame.c */
 void rmpp_ep_rx_frame(struct rmpp_ep *ep, const uint8_t *data, size_t len,
 		      const struct rmpp_addr *src);
 uint8_t *rmpp_ep_tx_slot(struct rmpp_ep *ep, const struct rmpp_addr *dst);
 void rmpp_ep_tx_commit(struct rmpp_ep *ep, size_t len, bool direct);
 void rmpp_ep_tx_flush(struct rmpp_ep *ep);
-void rmpp_conn_want_output(struct rmpp_ep *ep, struct rmpp_conn *c);
-struct rmpp_conn *rmpp_conn_find(struct rmpp_ep *ep, const struct rmpp_addr *peer);
 
-/* rel.c - reliable-packet layer */
+/* rel*.c - reliable-packet layer (the files: rmpp_rel.h) */
 int rmpp_rel_conn_init(struct rmpp_ep *ep, struct rmpp_conn *c);
 void rmpp_rel_conn_reset(struct rmpp_ep *ep, struct rmpp_conn *c);
 void rmpp_rel_conn_free(struct rmpp_ep *ep, struct rmpp_conn *c);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sched.h>
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -17,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -305,15 +308,88 @@ const char *h_mode_progress(int mode)
 /* P3_TEST_PID_SLOTS=N (default 5000) narrows the pid range to 1000 +
  * [0, N) * H_MAX_RANKS: myri-conformance.sh keeps its NIC's ports
  * (base + pid) in a band other jobs of a shared machine do not crowd. */
+/* Another process may hold one of those ports (another job's endpoint, or
+ * any socket the kernel gave that port as an ephemeral one: check_acl once
+ * failed so), and the NAL binds without SO_REUSEADDR: the base is the
+ * first slot, from the pid's on, whose ports are all free on 127.0.0.1 now;
+ * one taken between this probe and the rank's bind fails PtlNIInit with
+ * PTL_PID_INVALID, and the job runs again on the next free slot
+ * (h_run_job, at most H_PORT_TRIES times). */
+#define H_PID_PROBES 64 /* slots probed for free ports */
+#define H_PORT_TRIES 4  /* runs of a job whose port was taken meanwhile */
 static unsigned h_pid_base_v;
+static unsigned h_pid_slot_v; /* the slot of h_pid_base_v */
+
+static unsigned h_pid_slots(void)
+{
+	const char *s = getenv("P3_TEST_PID_SLOTS");
+	return s && atoi(s) > 0 && atoi(s) <= 5000 ? (unsigned)atoi(s) : 5000u;
+}
+
+/* Are the UDP ports of pids base .. base + H_MAX_RANKS - 1 free on
+ * 127.0.0.1?  (1 also when no socket can be made to tell: the NAL will.) */
+static int h_udp_ports_free(unsigned base)
+{
+	const char *e = getenv("P3_RMPP_BASE_PORT");
+	unsigned long port0 = e && *e ? strtoul(e, NULL, 0) : 21000ul;
+
+	for (unsigned r = 0; r < H_MAX_RANKS; r++) {
+		unsigned long port = port0 + base + r;
+		struct sockaddr_in a = {.sin_family = AF_INET};
+		int fd, ok;
+
+		if (port > 65535)
+			return 0;
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return 1;
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a.sin_port = htons((uint16_t)port);
+		ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+		close(fd);
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+/* The first slot from `from` on (cyclically) whose ports are all free; if
+ * none of H_PID_PROBES is, `from` (the NAL then names the busy port). */
+static void h_pid_base_pick(unsigned from)
+{
+	unsigned slots = h_pid_slots();
+
+	for (unsigned i = 0; i < slots && i < H_PID_PROBES; i++) {
+		unsigned slot = (from + i) % slots;
+		if (h_udp_ports_free(1000u + slot * H_MAX_RANKS)) {
+			h_pid_slot_v = slot;
+			h_pid_base_v = 1000u + slot * H_MAX_RANKS;
+			return;
+		}
+	}
+	h_pid_slot_v = from % slots;
+	h_pid_base_v = 1000u + h_pid_slot_v * H_MAX_RANKS;
+}
+
 unsigned h_pid_base(void)
 {
-	if (!h_pid_base_v) {
-		const char *s = getenv("P3_TEST_PID_SLOTS");
-		unsigned slots = s && atoi(s) > 0 && atoi(s) <= 5000 ? (unsigned)atoi(s) : 5000u;
-		h_pid_base_v = 1000u + ((unsigned)getpid() % slots) * H_MAX_RANKS;
-	}
+	if (!h_pid_base_v)
+		h_pid_base_pick((unsigned)getpid() % h_pid_slots());
 	return h_pid_base_v;
+}
+
+/* A port of this base was taken after the probe: the next free slot. */
+static void h_pid_base_next(void)
+{
+	(void)h_pid_base();
+	h_pid_base_pick(h_pid_slot_v + 1);
+}
+
+/* Does this mode bind UDP ports of the pid map (PTL_PID_INVALID from
+ * PtlNIInit then means "another process holds the port")? */
+static int h_mode_binds_udp(int mode)
+{
+	return mode == H_MODE_UDP_APP || mode == H_MODE_UDP_THREAD;
 }
 
 /* The namespace of a rank over ether: rank % (entries of P3_TEST_NETNS);
@@ -414,7 +490,7 @@ static void h_rank_child(int mode, int rank, int nranks, ptl_jid_t jid, h_rank_f
 {
 	struct h_ctx ctx;
 	struct h_ctx *c = &ctx;
-	int max_if;
+	int max_if, rc;
 	unsigned r, n;
 
 	h_in_child = 1;
@@ -428,7 +504,17 @@ static void h_rank_child(int mode, int rank, int nranks, ptl_jid_t jid, h_rank_f
 	h_no_progress_in_sync = h_mode_thread(mode) && getenv("P3_TEST_SYNC_NOPROGRESS");
 	H_OK(PtlInit(&max_if));
 	H_OK(PtlSetRank(PTL_INVALID_HANDLE, (unsigned)-1, (unsigned)-1));
-	H_OK(PtlNIInit(h_mode_iface(mode), PTL_PID_ANY, NULL, NULL, &c->ni));
+	rc = PtlNIInit(h_mode_iface(mode), PTL_PID_ANY, NULL, NULL, &c->ni);
+	if (rc == PTL_PID_INVALID && h_mode_binds_udp(mode)) {
+		/* the port was free when h_pid_base() probed it: h_run_job
+		 * runs the job again on other ports */
+		snprintf(sh->msg, sizeof(sh->msg),
+		         "PtlNIInit: the udp port of pid %u (rank %d) is held by another process",
+		         h_pid_base() + (unsigned)rank, rank);
+		atomic_store(&sh->port_busy, 1);
+		_exit(1);
+	}
+	H_RC(rc, PTL_OK);
 	H_OK(PtlGetRank(c->ni, &r, &n));
 	H_EQ(r, rank);
 	H_EQ(n, nranks);
@@ -448,7 +534,10 @@ static void h_rank_child(int mode, int rank, int nranks, ptl_jid_t jid, h_rank_f
 	_exit(0);
 }
 
-static void h_run_procs(int mode, int nranks, h_rank_fn fn, int timeout_s, struct h_shared *sh)
+/* Returns 1 (nothing asserted) when the job failed only because a rank's udp
+ * port was taken and may run again (may_retry); fails the test otherwise. */
+static int h_run_procs(int mode, int nranks, h_rank_fn fn, int timeout_s, struct h_shared *sh,
+                       int may_retry)
 {
 	pid_t pids[H_MAX_RANKS];
 	int status[H_MAX_RANKS];
@@ -508,24 +597,37 @@ static void h_run_procs(int mode, int nranks, h_rank_fn fn, int timeout_s, struc
 	h_last_jid = jid;
 	h_last_leftover = h_shm_count(jid);
 	h_shm_cleanup(jid);
+	if (why[0] && may_retry && atomic_load(&sh->port_busy))
+		return 1;
 	if (why[0])
 		ck_abort_msg("%s over %s, %d ranks: %s", why, h_mode_name(mode), nranks,
 		             sh->msg[0] ? sh->msg : "(no assertion message; see stderr)");
+	return 0;
 }
 
 void h_run_job(int mode, int nranks, h_rank_fn fn, int timeout_s)
 {
-	struct h_shared *sh = h_shared_new();
-
 	ck_assert_int_le(nranks, H_MAX_RANKS);
-	if (mode == H_MODE_LO) {
-		h_cur_sh = sh;
-		h_run_lo(nranks, fn, sh);
-	} else {
-		h_run_procs(mode, nranks, fn, timeout_s, sh);
+	for (int run = 1;; run++) {
+		struct h_shared *sh = h_shared_new();
+		int port_busy = 0;
+
+		if (mode == H_MODE_LO) {
+			h_cur_sh = sh;
+			h_run_lo(nranks, fn, sh);
+		} else {
+			port_busy =
+			    h_run_procs(mode, nranks, fn, timeout_s, sh, run < H_PORT_TRIES);
+		}
+		if (port_busy)
+			fprintf(stderr, "harness: %s; running the job again on other ports\n",
+			        sh->msg);
+		munmap(sh, sizeof(struct h_shared) + H_SCRATCH);
+		h_cur_sh = NULL;
+		if (!port_busy)
+			return;
+		h_pid_base_next();
 	}
-	munmap(sh, sizeof(struct h_shared) + H_SCRATCH);
-	h_cur_sh = NULL;
 }
 
 void h_run_pair(int mode, h_rank_fn target, h_rank_fn initiator)
@@ -608,11 +710,26 @@ ptl_handle_ni_t h_open_mode(int mode, ptl_ni_limits_t *desired, ptl_ni_limits_t 
 	if (mode == H_MODE_LO)
 		return h_open(PTL_IFACE_LO, desired, actual);
 	h_single_jid = h_new_jid();
-	h_set_env_mode(mode, 0, 1, h_single_jid);
-	H_OK(PtlInit(&max_if));
-	H_OK(PtlSetRank(PTL_INVALID_HANDLE, (unsigned)-1, (unsigned)-1));
-	H_OK(PtlNIInit(h_mode_iface(mode), PTL_PID_ANY, desired, actual, &ni));
-	return ni;
+	for (int run = 1;; run++) {
+		int rc;
+
+		h_set_env_mode(mode, 0, 1, h_single_jid);
+		H_OK(PtlInit(&max_if));
+		H_OK(PtlSetRank(PTL_INVALID_HANDLE, (unsigned)-1, (unsigned)-1));
+		rc = PtlNIInit(h_mode_iface(mode), PTL_PID_ANY, desired, actual, &ni);
+		if (rc == PTL_PID_INVALID && h_mode_binds_udp(mode) && run < H_PORT_TRIES) {
+			/* the port was free when h_pid_base() probed it */
+			fprintf(stderr,
+			        "harness: PtlNIInit: the udp port of pid %u is held by another "
+			        "process; opening the NI again on other ports\n",
+			        h_pid_base());
+			PtlFini();
+			h_pid_base_next();
+			continue;
+		}
+		H_RC(rc, PTL_OK);
+		return ni;
+	}
 }
 
 void h_close(ptl_handle_ni_t ni)

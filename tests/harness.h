@@ -133,8 +133,9 @@ int h_mode_thread(int mode);
 /** Runtime environment of rank `rank` of `nranks` over `mode` (not lo):
  *  PTL_NAL, maps, job id and progress; ether also enters the rank's namespace. */
 void h_set_env_mode(int mode, int rank, int nranks, ptl_jid_t jid);
-/** First pid of this process' jobs over udp/ether (ports base+pid are
- *  unique per test process). */
+/** First pid of this process' jobs over udp/ether: ports base+pid unique per
+ *  test process and free on 127.0.0.1 when chosen (a job whose port is taken
+ *  before its rank binds runs again on the next free base). */
 unsigned h_pid_base(void);
 
 #define H_MAX_RANKS 8
@@ -144,11 +145,14 @@ struct h_shared {
 	atomic_uint bar_count;
 	atomic_uint bar_gen;
 	atomic_int failed;
+	atomic_int port_busy; /* a rank's udp port was taken: run the job again */
 	atomic_uint_fast64_t counter[16];
 	uint64_t val[H_MAX_RANKS][16]; /* value exchange: rank r writes val[r][] */
 	char msg[2048];
 	unsigned char scratch[]; /* H_SCRATCH bytes */
 };
+/* tests keep uint64_t values in scratch (UBSan: misaligned stores) */
+_Static_assert(offsetof(struct h_shared, scratch) % 8 == 0, "scratch must be 8-byte aligned");
 
 struct h_ctx {
 	int mode;

@@ -27,6 +27,8 @@
  */
 #include <portals3.h>
 
+#include "plain_test.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -90,15 +92,6 @@ static double stime_s(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "FAIL: " __VA_ARGS__);                                     \
-			fputc('\n', stderr);                                                       \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
 
 static int ni_open(int publish, ptl_handle_ni_t *ni, ptl_handle_eq_t *eq)
 {

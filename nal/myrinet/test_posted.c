@@ -11,6 +11,7 @@
  * Exit 0 pass, 1 fail.  Usage: test_posted [N] (default 200).
  */
 #include "myri_dev.h"
+#include "plain_test.h"
 
 #include <portals3.h>
 
@@ -20,15 +21,6 @@
 #include <string.h>
 
 #define PT 7
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "FAIL: " __VA_ARGS__);                                     \
-			fputc('\n', stderr);                                                       \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
 
 static ptl_sr_value_t reg(ptl_handle_ni_t ni, int c)
 {

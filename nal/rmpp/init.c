@@ -99,11 +99,13 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 		       .arg = rn},
 	};
 	int rc = -EINVAL;
+	ptl_pid_t tried = pid; /* the last pid tried (the loop moves pid past it) */
 	for (int attempt = 0; attempt < (pid_any ? 64 : 1); attempt++, pid++) {
 		if (pid > 0xffff || (link == RMPP_LINK_UDP && rn->rn_base_port + pid > 65535)) {
 			rc = -EINVAL;
 			break;
 		}
+		tried = pid;
 		attr.ep_id = (uint16_t)pid;
 		attr.udp_port = (uint16_t)(rn->rn_base_port + pid);
 		rc = rmpp_ep_create(&attr, &rn->rn_ep);
@@ -112,8 +114,8 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 	}
 	if (rc) {
 		p3_lib_log(lib, 0, "rmpp: cannot open the %s endpoint (pid %u): %s%s",
-			   rnal_link_name(link), pid, strerror(-rc),
-			   link == RMPP_LINK_XDP ? " (the line above says which call failed)" : "");
+		           rnal_link_name(link), tried, strerror(-rc),
+		           link == RMPP_LINK_XDP ? " (the line above says which call failed)" : "");
 		free(rn);
 		return rc;
 	}

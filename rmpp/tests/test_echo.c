@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * test_echo.c - repair while the peer talks but does not hear us (rel.c,
- * echo_detect): a burst at the receiver that swallows a lost packet's
+ * test_echo.c - repair while the peer talks but does not hear us (rel_loss.c,
+ * rmpp_rel_echo_detect): a burst at the receiver that swallows a lost packet's
  * retransmissions too is repaired at the pace of the peer's frames, not of
  * the RTO backoff (tests/wire/faults.sh `burst` once took 2108 ms for one
  * frame); and a packet the peer never gets is resent that way at most
