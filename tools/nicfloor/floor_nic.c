@@ -5,10 +5,9 @@
  * doorbell rang or the wire has a frame (but for the turn right after a
  * blocking wait, which said it already); a token the host posted goes out
  * as a frame, a frame's token goes to the host (interrupt only when the
- * host sleeps).  After the last work the NIC spins as an offload job's mcpd
- * does (spin_budget_us: not at all on an application's CPU, as ptlrun
- * starts it there; else 50 us, yielding, unless every CPU it may use is the
- * only CPU of its host) -- then sets its sleep word, looks at the command
+ * host sleeps).  After the last work the NIC spins as mcpd does -- 50 us,
+ * yielding, or not at all when every CPU it may use is the only CPU of its
+ * host (cpu_share.c) -- then sets its sleep word, looks at the command
  * counter once more and blocks in epoll_wait.
  */
 #include "floor.h"
@@ -49,12 +48,10 @@ static int enter_netns(const char *name)
 	return 0;
 }
 
-/* The NIC's idle spin as an offload job's NIC gets it: --nic-spin-us, else
- * P3_MCPD_SPIN_US as mcpd takes it (set and not empty), else, when the NIC
- * is pinned to an application's CPU, none -- ptlrun --nic-cpus starts its
- * NICs with P3_MCPD_SPIN_US=0 then (tools/ptlrun/nic_place.c), and compare
- * measures offload that way -- else mcpd's own rule (mcpd.c spin_update):
- * none when every CPU the NIC may use is the only CPU of its host. */
+/* The NIC's idle spin as mcpd decides it: --nic-spin-us, else
+ * P3_MCPD_SPIN_US as mcpd takes it (set and not empty), else mcpd's own rule
+ * (mcpd.c spin_update): none when every CPU the NIC may use is the only CPU
+ * of its host, else FLOOR_NIC_SPIN_US. */
 static unsigned spin_budget_us(const struct floor_opts *o, pid_t host)
 {
 	cpu_set_t mine, h, taken;
@@ -63,8 +60,6 @@ static unsigned spin_budget_us(const struct floor_opts *o, pid_t host)
 		return (unsigned)o->nic_spin_us;
 	if (e && *e)
 		return (unsigned)strtoul(e, NULL, 0);
-	if (!e && o->nic_cpu >= 0 && (o->nic_cpu == o->app_cpu[0] || o->nic_cpu == o->app_cpu[1]))
-		return 0;
 	CPU_ZERO(&taken);
 	if (sched_getaffinity(0, sizeof(mine), &mine) != 0)
 		return FLOOR_NIC_SPIN_US;
