@@ -14,6 +14,8 @@
 #include "cpu_share.h"
 
 #include <sched.h>
+#include <stdlib.h>
+#include <string.h>
 
 enum myri_spin myri_spin_policy(pid_t other)
 {
@@ -34,4 +36,26 @@ int myri_cpus_covered(const cpu_set_t *mine, const cpu_set_t *taken)
 	cpu_set_t rest;
 	CPU_OR(&rest, mine, taken);
 	return CPU_EQUAL(&rest, taken);
+}
+
+enum myri_spin myri_spin_policy_env(pid_t other)
+{
+	const char *e = getenv("P3_MYRI_SPIN");
+	if (e && !strcmp(e, "none"))
+		return MYRI_SPIN_NONE;
+	if (e && !strcmp(e, "yield"))
+		return MYRI_SPIN_YIELD;
+	if (e && !strcmp(e, "spin"))
+		return MYRI_SPIN;
+	return myri_spin_policy(other);
+}
+
+unsigned int myri_spin_budget_env(unsigned int def_us)
+{
+	const char *e = getenv("P3_MYRI_SPIN_US");
+	if (e && *e) {
+		unsigned long v = strtoul(e, NULL, 0);
+		return v > 100000 ? 100000u : (unsigned int)v;
+	}
+	return def_us;
 }

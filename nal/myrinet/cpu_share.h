@@ -15,6 +15,13 @@ enum myri_spin {
 /* The policy of a waiter in this process whose wait process `other` ends. */
 enum myri_spin myri_spin_policy(pid_t other);
 
+/* myri_spin_policy, unless P3_MYRI_SPIN (none|yield|spin) says otherwise. */
+enum myri_spin myri_spin_policy_env(pid_t other);
+
+/* A waiter's spin when the other side runs on other cores (MYRI_SPIN):
+ * P3_MYRI_SPIN_US (at most 100000), else def_us. */
+unsigned int myri_spin_budget_env(unsigned int def_us);
+
 /* 1 if every CPU of mine is in taken. */
 int myri_cpus_covered(const cpu_set_t *mine, const cpu_set_t *taken);
 

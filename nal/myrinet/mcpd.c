@@ -31,6 +31,26 @@
 #define MCPD_DEFAULT_PEER_DEAD_MS 2000
 
 static struct mcpd *g_nic;
+
+/* How the loop spent its turns, and the wires' protocol work (rmpp's own
+ * counters, summed over the endpoints, the detached ones included): where a
+ * message's system calls and wake-ups go (mcpd --counters, README.md §3.5). */
+static struct {
+	uint64_t sleeps, polls, yields; /* blocking waits, non-blocking waits, spin turns */
+	struct rmpp_counters gone;      /* wires of endpoints already destroyed */
+} g_loop;
+
+/* rmpp's counters mcpd --counters shows (as wire_<name>) */
+#define MCPD_WIRE_COUNTERS(X)                                                                      \
+	X(tx_pkts)                                                                                 \
+	X(rx_pkts)                                                                                 \
+	X(acks_tx)                                                                                 \
+	X(acks_rx)                                                                                 \
+	X(retx_fast)                                                                               \
+	X(retx_rto)                                                                                \
+	X(retx_tlp)                                                                                \
+	X(probes_tx)
+
 /* SIGTERM and SIGINT are blocked but inside epoll_pwait (with this mask):
  * a signal landing between the loop's stop check and a blocking wait would
  * otherwise be lost until the next wake-up (ptlrun then waited 2 s and sent
@@ -64,14 +84,41 @@ static int ep_watch(struct mcpd *nic, struct mcpd_ep *ep)
 {
 	int fds[3] = {ep->conn_fd, ep->doorbell_fd, rmpp_ep_fd(ep->wire)};
 	enum mcpd_tag_kind kinds[3] = {MCPD_TAG_CONN, MCPD_TAG_DOORBELL, MCPD_TAG_WIRE};
+	/* the doorbell edge-triggered: every host write is one event, and the
+	 * NIC need not read the eventfd back (a system call per doorbell);
+	 * whatever the host passed as its doorbell, it cannot keep the loop
+	 * busy by staying readable */
+	uint32_t mode[3] = {EPOLLIN, EPOLLIN | EPOLLET, EPOLLIN};
 	for (int i = 0; i < 3; i++) {
 		ep->tag[i].kind = kinds[i];
 		ep->tag[i].ep = ep;
-		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ep->tag[i]};
+		struct epoll_event ev = {.events = mode[i], .data.ptr = &ep->tag[i]};
 		if (epoll_ctl(nic->epoll_fd, EPOLL_CTL_ADD, fds[i], &ev) != 0)
 			return -errno;
 	}
 	return 0;
+}
+
+static void wire_counters_add(struct rmpp_counters *sum, struct rmpp_ep *wire)
+{
+	struct rmpp_counters c;
+	rmpp_counters_get(wire, &c);
+#define MCPD_WIRE_ADD(n) sum->n += c.n;
+	MCPD_WIRE_COUNTERS(MCPD_WIRE_ADD)
+#undef MCPD_WIRE_ADD
+}
+
+static void print_loop_counters(const struct mcpd *nic, FILE *out)
+{
+	struct rmpp_counters sum = g_loop.gone;
+	for (const struct mcpd_ep *ep = nic->eps; ep; ep = ep->next)
+		wire_counters_add(&sum, ep->wire);
+	fprintf(out, "loop_sleeps %llu\nloop_polls %llu\nloop_yields %llu\n",
+	        (unsigned long long)g_loop.sleeps, (unsigned long long)g_loop.polls,
+	        (unsigned long long)g_loop.yields);
+#define MCPD_WIRE_PRINT(n) fprintf(out, "wire_" #n " %llu\n", (unsigned long long)sum.n);
+	MCPD_WIRE_COUNTERS(MCPD_WIRE_PRINT)
+#undef MCPD_WIRE_PRINT
 }
 
 static void print_counters(const struct mcpd *nic, FILE *out)
@@ -100,11 +147,12 @@ static void print_counters(const struct mcpd *nic, FILE *out)
 	fprintf(out, "drained %llu\ndrain_cut %llu\n", (unsigned long long)nic->stats.drained,
 	        (unsigned long long)nic->stats.drain_cut);
 	mcpd_intr_print(nic, out);
+	print_loop_counters(nic, out);
 }
 
 static void answer_counters(struct mcpd *nic, int fd)
 {
-	char buf[2048];
+	char buf[4096];
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
 	if (!f)
 		return;
@@ -265,6 +313,7 @@ static void reap(struct mcpd *nic, int force)
 		epoll_ctl(nic->epoll_fd, EPOLL_CTL_DEL, ep->conn_fd, NULL);
 		epoll_ctl(nic->epoll_fd, EPOLL_CTL_DEL, ep->doorbell_fd, NULL);
 		epoll_ctl(nic->epoll_fd, EPOLL_CTL_DEL, rmpp_ep_fd(ep->wire), NULL);
+		wire_counters_add(&g_loop.gone, ep->wire);
 		mcpd_ep_destroy(ep);
 		nic->stats.detaches++;
 		nic->stats.endpoints--;
@@ -329,7 +378,6 @@ static int set_sleeping(struct mcpd *nic, uint32_t v)
 
 static void handle_ready(struct mcpd *nic, struct mcpd_tag *t, uint32_t events)
 {
-	uint64_t v;
 	switch (t->kind) {
 	case MCPD_TAG_LISTEN:
 		accept_one(nic);
@@ -338,9 +386,8 @@ static void handle_ready(struct mcpd *nic, struct mcpd_tag *t, uint32_t events)
 		if (events & (EPOLLHUP | EPOLLERR | EPOLLIN))
 			t->ep->dead = 1;
 		break;
-	case MCPD_TAG_DOORBELL:
-		if (read(t->ep->doorbell_fd, &v, sizeof(v)) == sizeof(v))
-			mcpd_count(t->ep, MYRI_C_doorbells, 1);
+	case MCPD_TAG_DOORBELL: /* edge-triggered: nothing to read back */
+		mcpd_count(t->ep, MYRI_C_doorbells, 1);
 		break;
 	case MCPD_TAG_WIRE: /* rmpp_progress() in the next pass reads it */
 		t->ep->wire_due = 1;
@@ -369,25 +416,41 @@ static int take_ready(struct mcpd *nic, int timeout_ms)
 	return n > 0;
 }
 
+/* The loop.  A turn is one epoll_wait and one pass over the endpoints.
+ * The blocking wait already said what is ready, so the pass after it takes
+ * no second look (a non-blocking epoll_wait per turn was ~1/3 of the NIC's
+ * system calls per message); and a NIC that does not spin goes back to
+ * its sleep protocol right after a pass with work: the blocking wait
+ * returns at once when something came meanwhile (a frame or hang-up still
+ * pending, a doorbell edge not yet reported), so that wait is the look the
+ * next turn would have taken. */
 static void run(struct mcpd *nic)
 {
 	uint64_t last_work = now_us();
+	int fresh = 0; /* the blocking wait just took what was ready */
 	while (!nic->stop) {
-		int ready = take_ready(nic, 0);
-		if (poll_all(nic) || ready) {
-			last_work = now_us();
-			reap_dead(nic);
-			continue;
+		int ready = fresh;
+		if (!fresh) {
+			ready = take_ready(nic, 0);
+			g_loop.polls++;
 		}
+		fresh = 0;
+		int work = poll_all(nic) || ready;
 		reap_dead(nic);
-		if (now_us() - last_work < nic->spin_eff) {
-			/* a host (or another NIC) may share this core: let it in */
-			sched_yield();
+		if (work)
+			last_work = now_us();
+		if (nic->spin_eff && now_us() - last_work < nic->spin_eff) {
+			if (!work) { /* a host (or another NIC) may share this core: let it in */
+				sched_yield();
+				g_loop.yields++;
+			}
 			continue;
 		}
 		int pending = set_sleeping(nic, 1);
-		if (pending <= 0)
-			take_ready(nic, pending < 0 ? 1 : -1);
+		if (pending <= 0) {
+			fresh = take_ready(nic, pending < 0 ? 1 : -1);
+			g_loop.sleeps++;
+		}
 		set_sleeping(nic, 0);
 		/* no reap here: a host that rang and hung up at once (its last
 		 * command: an ACK, a barrier put its peer waits for) has that
@@ -424,7 +487,7 @@ static int query_counters(const char *tag)
 	}
 	struct myri_attach_req req = {
 	    .magic = MYRI_MAGIC, .version = MYRI_VERSION, .op = MYRI_CTL_COUNTERS};
-	char buf[2048];
+	char buf[4096];
 	ssize_t n = -1;
 	if (send(fd, &req, sizeof(req), 0) == (ssize_t)sizeof(req))
 		n = recv(fd, buf, sizeof(buf), 0);

@@ -91,8 +91,11 @@ static int nic_ready(struct app *a)
 		pid_t nic = (pid_t)atomic_load(&a->node->nic_pid);
 		if (nic && atomic_load(&a->sh->node[0].addr_ready) &&
 		    atomic_load(&a->sh->node[1].addr_ready)) {
-			a->spin = myri_spin_policy(nic);
-			a->spin_us = a->spin == MYRI_SPIN ? FLOOR_APP_SPIN_US : FLOOR_YIELD_SPIN_US;
+			/* the offload host's policy, its P3_MYRI_SPIN and
+			 * P3_MYRI_SPIN_US included (host_offload_link.c) */
+			a->spin = myri_spin_policy_env(nic);
+			a->spin_us = a->spin == MYRI_SPIN ? myri_spin_budget_env(FLOOR_APP_SPIN_US)
+			                                  : FLOOR_YIELD_SPIN_US;
 			return 0;
 		}
 		usleep(1000);

@@ -2,7 +2,8 @@
 /*
  * floor_nic.c - p3-nicfloor's NIC: mcpd's event loop (nal/myrinet/mcpd.c)
  * with no Portals work.  Every turn one epoll_wait(0) says whether the
- * doorbell rang or the wire has a frame; a token the host posted goes out
+ * doorbell rang or the wire has a frame (but for the turn right after a
+ * blocking wait, which said it already); a token the host posted goes out
  * as a frame, a frame's token goes to the host (interrupt only when the
  * host sleeps).  After the last work the NIC spins as mcpd does -- 50 us,
  * yielding, or not at all when every CPU it may use is the only CPU of its
@@ -47,12 +48,18 @@ static int enter_netns(const char *name)
 	return 0;
 }
 
-/* mcpd's spin after its host attached (mcpd.c spin_update). */
+/* The NIC's idle spin as mcpd decides it: --nic-spin-us, else
+ * P3_MCPD_SPIN_US as mcpd takes it (set and not empty), else mcpd's own rule
+ * (mcpd.c spin_update): none when every CPU the NIC may use is the only CPU
+ * of its host, else FLOOR_NIC_SPIN_US. */
 static unsigned spin_budget_us(const struct floor_opts *o, pid_t host)
 {
 	cpu_set_t mine, h, taken;
+	const char *e = getenv("P3_MCPD_SPIN_US");
 	if (o->nic_spin_us >= 0)
 		return (unsigned)o->nic_spin_us;
+	if (e && *e)
+		return (unsigned)strtoul(e, NULL, 0);
 	CPU_ZERO(&taken);
 	if (sched_getaffinity(0, sizeof(mine), &mine) != 0)
 		return FLOOR_NIC_SPIN_US;
@@ -67,9 +74,7 @@ static int take_ready(struct nic *n, int timeout_ms)
 	int k = epoll_wait(n->epfd, evs, 4, timeout_ms);
 	for (int i = 0; i < k; i++) {
 		if (evs[i].data.fd == n->node->doorbell_fd) {
-			uint64_t v;
-			if (read(n->node->doorbell_fd, &v, sizeof(v)) == sizeof(v))
-				n->node->doorbells++;
+			n->node->doorbells++;
 		} else {
 			n->wire_ready = 1;
 		}
@@ -111,24 +116,25 @@ static int pass(struct nic *n)
 static void run(struct nic *n, unsigned spin_us)
 {
 	uint64_t last = floor_now_ns();
+	int fresh = 0; /* the blocking wait just took what was ready (mcpd.c run) */
 	while (!atomic_load(&n->sh->stop)) {
-		int ready = take_ready(n, 0);
+		int ready = fresh ? 1 : take_ready(n, 0);
+		fresh = 0;
 		int w = pass(n);
 		if (w < 0) {
 			atomic_store(&n->sh->failed, 1);
 			return;
 		}
-		if (w || ready) {
+		if (w || ready)
 			last = floor_now_ns();
-			continue;
-		}
-		if (floor_now_ns() - last < (uint64_t)spin_us * 1000u) {
-			sched_yield(); /* a host or the other NIC may share this core */
+		if (spin_us && floor_now_ns() - last < (uint64_t)spin_us * 1000u) {
+			if (!w && !ready)
+				sched_yield(); /* a host or the other NIC may share this core */
 			continue;
 		}
 		atomic_store(&n->node->nic_sleeping, 1);
 		if (n->seen == atomic_load(&n->node->cmd_tail)) {
-			take_ready(n, 200); /* bounded: the stop flag is looked at */
+			fresh = take_ready(n, 200); /* bounded: the stop flag is looked at */
 			n->node->wakeups++;
 		}
 		atomic_store(&n->node->nic_sleeping, 0);
@@ -146,7 +152,8 @@ static int nic_setup(struct nic *n, int k, const struct floor_opts *o)
 	memcpy(d->addr, n->wire.self, sizeof(d->addr));
 	atomic_store(&d->addr_ready, 1);
 	n->epfd = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event e1 = {.events = EPOLLIN, .data.fd = d->doorbell_fd};
+	/* the doorbell edge-triggered, nothing read back: as mcpd (ep_watch) */
+	struct epoll_event e1 = {.events = EPOLLIN | EPOLLET, .data.fd = d->doorbell_fd};
 	struct epoll_event e2 = {.events = EPOLLIN, .data.fd = n->wire.fd};
 	if (n->epfd < 0 || epoll_ctl(n->epfd, EPOLL_CTL_ADD, d->doorbell_fd, &e1) != 0 ||
 	    epoll_ctl(n->epfd, EPOLL_CTL_ADD, n->wire.fd, &e2) != 0) {

@@ -6,9 +6,12 @@
  * (ptlrun --cpus 0,1 --nic-cpus 1), so that the host CPU the measured rank
  * has is measured honestly.  ptlrun passes the list to the NICs' children
  * through the environment, and each pins itself before it becomes mcpd.
- * A NIC placed on a rank's CPU must not spin there (it would hold that
- * rank off, and yielding hands the core to any other job): it is started
- * with P3_MCPD_SPIN_US=0 unless the user set that variable.
+ * Whether a NIC spins is its own decision (mcpd.c spin_update): not at
+ * all where every CPU it may use is the only CPU of a rank it serves.
+ * ptlrun used to start every NIC sharing a CPU with any rank with
+ * P3_MCPD_SPIN_US=0; between two namespace hosts that also stopped NIC 0
+ * (its rank on CPU 0) from spinning on CPU 1, which made offload slower
+ * (nal/myrinet/README.md §3.5).
  */
 #define _GNU_SOURCE 1 /* sched_setaffinity */
 #include "nic_place.h"
@@ -24,7 +27,8 @@ int ptlrun_nic_placement(const int *nic_cpus, int n, const int *rank_cpus, int n
 {
 	char buf[1024];
 	size_t off = 0;
-	int shared = 0;
+	(void)rank_cpus;
+	(void)nrank;
 	if (n <= 0)
 		return 0;
 	for (int i = 0; i < n; i++) {
@@ -34,12 +38,8 @@ int ptlrun_nic_placement(const int *nic_cpus, int n, const int *rank_cpus, int n
 			return -1;
 		}
 		off += (size_t)w;
-		for (int j = 0; j < nrank; j++)
-			shared |= rank_cpus[j] == nic_cpus[i];
 	}
 	if (setenv(NIC_CPUS_ENV, buf, 1) != 0)
-		return -1;
-	if (shared && setenv("P3_MCPD_SPIN_US", "0", 0) != 0)
 		return -1;
 	return 0;
 }
