@@ -78,7 +78,7 @@ static __attribute__((noinline)) int p3_eq_get_slow(struct p3_api_ni *ni, struct
 {
 	if (progress && p3_eq_ring_unread(ring) == 0)
 		p3_api_progress(ni, 0);
-	return p3_eq_ring_read(ring, ev);
+	return p3_eq_ring_read_as(ring, ev, P3_SINGLE_THREADED());
 }
 
 /* PtlEQGet and PtlEQGetNoProgress: the same checks; progress says whether
@@ -125,7 +125,7 @@ struct p3_poll_set {
 static int p3_poll_check(struct p3_poll_set *s, ptl_event_t *ev, int *which)
 {
 	for (int i = 0; i < s->n; i++) {
-		int rc = p3_eq_ring_read(s->rings[i], ev);
+		int rc = p3_eq_ring_read_as(s->rings[i], ev, P3_SINGLE_THREADED());
 		if (rc != PTL_EQ_EMPTY) {
 			*which = i;
 			return rc;

@@ -109,6 +109,19 @@ static inline int p3_eq_ring_write_end(struct p3_eq_ring *r, ptl_event_t *ev, ui
 	return atomic_load_explicit(&r->eqr_waiters, memory_order_seq_cst) != 0;
 }
 
+/* Writer whose every reader is the calling thread (the ring is in this
+ * process's heap and the process has one thread: lib-eq.c): the same
+ * publication without the full fence.  Program order already puts a
+ * reader's eqr_waiters increment before or after this, so the fence that
+ * pairs with another thread's re-check has nothing to pair with; on x86
+ * it is a locked instruction on every event. */
+static inline int p3_eq_ring_write_end_alone(struct p3_eq_ring *r, ptl_event_t *ev, uint32_t w)
+{
+	__atomic_store_n(&ev->sequence, w, __ATOMIC_RELEASE);
+	atomic_store_explicit(&r->eqr_write_seq, w + 1, memory_order_release);
+	return atomic_load_explicit(&r->eqr_waiters, memory_order_relaxed) != 0;
+}
+
 /* Number of events written but not yet read (0 if empty). */
 static inline uint32_t p3_eq_ring_unread(struct p3_eq_ring *r)
 {
@@ -119,8 +132,12 @@ static inline uint32_t p3_eq_ring_unread(struct p3_eq_ring *r)
 }
 
 /* Reader: PTL_OK, PTL_EQ_DROPPED (event returned, earlier ones lost) or
- * PTL_EQ_EMPTY. Lock-free; safe against concurrent readers and the writer. */
-static inline int p3_eq_ring_read(struct p3_eq_ring *r, ptl_event_t *out)
+ * PTL_EQ_EMPTY. Lock-free; safe against concurrent readers and the writer.
+ * alone: no other thread reads this ring (the process has one thread; a
+ * writer in another process never writes eqr_read_seq): the slot is taken
+ * with a release store instead of a compare-and-swap, a locked
+ * instruction on x86. */
+static inline int p3_eq_ring_read_as(struct p3_eq_ring *r, ptl_event_t *out, int alone)
 {
 	for (;;) {
 		uint32_t rd = atomic_load_explicit(&r->eqr_read_seq, memory_order_acquire);
@@ -141,9 +158,11 @@ static inline int p3_eq_ring_read(struct p3_eq_ring *r, ptl_event_t *out)
 		atomic_thread_fence(memory_order_acquire);
 		if (__atomic_load_n(&slot->sequence, __ATOMIC_RELAXED) != want)
 			continue; /* torn copy */
-		if (!atomic_compare_exchange_strong_explicit(&r->eqr_read_seq, &rd, want + 1,
-							     memory_order_acq_rel,
-							     memory_order_acquire))
+		if (alone)
+			atomic_store_explicit(&r->eqr_read_seq, want + 1, memory_order_release);
+		else if (!atomic_compare_exchange_strong_explicit(&r->eqr_read_seq, &rd, want + 1,
+								  memory_order_acq_rel,
+								  memory_order_acquire))
 			continue; /* another reader took it */
 		out->sequence = want;
 		if (rc == PTL_EQ_DROPPED)
@@ -151,6 +170,12 @@ static inline int p3_eq_ring_read(struct p3_eq_ring *r, ptl_event_t *out)
 						  memory_order_relaxed);
 		return rc;
 	}
+}
+
+/* Reader, any number of threads. */
+static inline int p3_eq_ring_read(struct p3_eq_ring *r, ptl_event_t *out)
+{
+	return p3_eq_ring_read_as(r, out, 0);
 }
 
 #endif

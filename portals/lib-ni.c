@@ -54,7 +54,7 @@ static void p3_limits_combine(ptl_ni_limits_t *out, const ptl_ni_limits_t *nal,
 #undef P3_LIM
 }
 
-static struct p3_eq_ring *p3_ring_alloc_heap(size_t bytes)
+struct p3_eq_ring *p3_ring_alloc_heap(size_t bytes)
 {
 	void *p = NULL;
 

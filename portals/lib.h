@@ -289,6 +289,9 @@ struct p3_lib {
 };
 
 /* lib-ni.c */
+/* The default lib_ring_alloc: EQ rings in this process's heap (only this
+ * process reads them; lib-eq.c). */
+struct p3_eq_ring *p3_ring_alloc_heap(size_t bytes);
 #ifdef P3_DEBUG
 /* The debug build records which thread holds lib_lock, so that
  * P3_ASSERT_LOCKED is a load and a compare.  It used to be a
