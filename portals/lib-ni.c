@@ -127,9 +127,16 @@ static int p3_lib_open(const struct p3_lib_open_args *args, struct p3_lib **libp
 	rc = args->nal->init(lib, &nargs, &info, &lib->lib_nal_priv);
 	if (rc < 0) {
 		if (rc == -EADDRINUSE || rc == -EINVAL) {
-			p3_log(1, "PtlNIInit: pid %u is %s on NAL %s", (unsigned)args->pid,
-			       rc == -EADDRINUSE ? "already in use" : "out of range",
-			       args->nal->name);
+			/* PTL_PID_ANY was resolved by the NAL (the job's pid map,
+			 * or a free pid): name the rank rather than 4294967295 */
+			if (args->pid == PTL_PID_ANY)
+				p3_log(1, "PtlNIInit: the pid PTL_PID_ANY resolved to for rank %d is %s on NAL %s",
+				       (int)rt->rank, rc == -EADDRINUSE ? "already in use" : "out of range",
+				       args->nal->name);
+			else
+				p3_log(1, "PtlNIInit: pid %u is %s on NAL %s", (unsigned)args->pid,
+				       rc == -EADDRINUSE ? "already in use" : "out of range",
+				       args->nal->name);
 			rc = PTL_PID_INVALID;
 		} else {
 			p3_log(0, "PtlNIInit: NAL %s failed to start: %s", args->nal->name,
