@@ -153,6 +153,9 @@ extern const char *ptl_err_str[];
 #define PTL_NI_PEER_RESTARTED ((ptl_ni_fail_t)3)
 #define PTL_NI_DROPPED ((ptl_ni_fail_t)4)  /**< target dropped the request */
 #define PTL_NI_UNLINKED ((ptl_ni_fail_t)5) /**< the NI went away underneath */
+/** p3stack: a post PtlMEMDPostNoWait queued was refused (its test EQ was not
+ *  empty); in the PTL_EVENT_UNLINK event that reports it. */
+#define PTL_NI_POST_REFUSED ((ptl_ni_fail_t)6)
 /** @} */
 
 /** @defgroup sr Status registers for PtlNIStatus
@@ -408,6 +411,48 @@ int PtlMEMDPost(ptl_handle_me_t base, ptl_process_id_t match_id, ptl_match_bits_
 		ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, ptl_ins_pos_t pos, ptl_md_t md,
 		ptl_unlink_t md_unlink, ptl_handle_eq_t test_eq, ptl_handle_me_t *me,
 		ptl_handle_md_t *md_handle);
+/** PtlMEMDPost for a caller that can take a refusal later.  An NI whose LIB
+ *  side runs elsewhere (myrinet `offload`: in the NIC) may queue the post
+ *  and return PTL_OK at once when it can prove that only the test of
+ *  test_eq can make it fail; *me and *md_handle then name the entries it
+ *  creates.  The test is then whether test_eq got any event the caller had
+ *  not read when it called (also one written after the call, before LIB ran
+ *  the post), or owes one: the caller may read events in between, so
+ *  "empty when LIB runs it" would not do.  If it did, nothing is inserted
+ *  and LIB writes one event into test_eq: PTL_EVENT_UNLINK with ni_fail_type
+ *  PTL_NI_POST_REFUSED, md_handle and md (user_ptr) as this call named
+ *  them, the ME's pt_index and match_bits, its match_id in initiator and
+ *  its ignore_bits in hdr_data.  Every queued post issued before the caller
+ *  read that event is refused too (it has not read it), so a caller that
+ *  posts a refused one again as soon as it reads its event, before posting
+ *  anything else, keeps the order of its match list.  Otherwise (LIB in
+ *  the process, or nothing to prove) this is PtlMEMDPost and returns its
+ *  code. */
+int PtlMEMDPostNoWait(ptl_handle_me_t base, ptl_process_id_t match_id,
+		      ptl_match_bits_t match_bits, ptl_match_bits_t ignore_bits,
+		      ptl_unlink_t unlink, ptl_ins_pos_t pos, ptl_md_t md, ptl_unlink_t md_unlink,
+		      ptl_handle_eq_t test_eq, ptl_handle_me_t *me, ptl_handle_md_t *md_handle);
+/** Return once LIB has run every PtlMEMDPostNoWait this process queued on
+ *  ni: a refusal of any of them is then in its test EQ, and one not refused
+ *  is inserted.  Without a round trip when the NIC ran them already; at
+ *  once where LIB runs in the process (nothing is queued).  A caller about
+ *  to match against messages it took from the test EQ calls it first: a
+ *  message that arrived before a queued post ran belongs to that post
+ *  (refused, to be posted again) if it matches it.
+ *  @return PTL_OK, PTL_NO_INIT, PTL_NI_INVALID, PTL_FAIL (the NIC is gone). */
+int PtlMEMDPostSync(ptl_handle_ni_t ni);
+/** PtlMEUnlink whose outcome the caller does not need: the ME (and its MD)
+ *  is unlinked as PtlMEUnlink would, but an NI whose LIB side runs
+ *  elsewhere (myrinet `offload`: in the NIC) queues the request and returns
+ *  without waiting for it.  Later calls of the process on this NI see its
+ *  effect (calls are executed in order).  If the ME is gone by then
+ *  (auto-unlinked) or in use, nothing happens and nothing is reported, as
+ *  when PtlMEUnlink's return code is ignored.  For an MPI port dropping a
+ *  send's rendezvous entry once the ACK said all data arrived.
+ *  @return PTL_OK (queued, or done), PTL_NO_INIT, PTL_ME_INVALID (not an ME
+ *  handle of an open NI; an in-process LIB also reports a gone ME),
+ *  PTL_ME_IN_USE (in-process LIB only), PTL_FAIL (the NIC is gone). */
+int PtlMEUnlinkNoWait(ptl_handle_me_t me);
 /** Name of the NAL and progress mode of an NI ("shmem", "app"). */
 int PtlNIDescribe(ptl_handle_ni_t ni, const char **nal_name, const char **progress_mode);
 /** @} */

@@ -460,6 +460,9 @@ struct ptl3_ep {
 	struct ptl3_stage stage;
 	struct ptl3_release rel;
 	struct ptl3_stats st;
+	struct ptl3_repost *repost; /* refused queued receives (ptl3_repost.c); NULL: none yet */
+	uint8_t posts_queued;	 /* the NI may queue PtlMEMDPostNoWait (LIB in a NIC: offload) */
+	uint8_t posts_unsettled; /* one was queued since the last PtlMEMDPostSync */
 };
 
 static inline struct ptl3_ep *ptl3_ep_of(struct fid_ep *ep)
@@ -581,6 +584,22 @@ void ptl3_rxq_teardown_locked(struct ptl3_ep *ep, struct ptl3_rxq *q);
 void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64_t uptr);
 void ptl3_rxq_drain_ueq_locked(struct ptl3_ep *ep);
 ssize_t ptl3_ep_cancel_locked(struct ptl3_ep *ep, void *context);
+
+/* ---- receives whose queued post was refused (ptl3_repost.c) */
+/* a PTL_NI_POST_REFUSED event in the unexpected EQ for receive op */
+void ptl3_repost_note_locked(struct ptl3_ep *ep, struct ptl3_op *op, const ptl_event_t *ev);
+/* post the refused receives again, in order (after a drain of the unexpected EQ) */
+void ptl3_repost_run_locked(struct ptl3_ep *ep);
+/* before a search of the unexpected lists: the queued posts ran, their
+ * refusals are in the unexpected EQ (call when ep->posts_unsettled) */
+void ptl3_repost_settle_locked(struct ptl3_ep *ep);
+/* 1 while re-posting: receives are posted with the waiting PtlMEMDPost */
+int ptl3_repost_waiting(const struct ptl3_ep *ep);
+void ptl3_repost_print(const struct ptl3_ep *ep);
+void ptl3_repost_free(struct ptl3_ep *ep);
+/* post receive op again as a new one is (ptl3_msg.c); < 0: failed, op freed */
+ssize_t ptl3_recv_repost_locked(struct ptl3_ep *ep, struct ptl3_op *op, int has_src,
+				ptl_process_id_t src, uint64_t ignore);
 /* a zero-length get on a general send's PT_RDV entry: its sender may
  * complete (the receiver will not pull it) */
 void ptl3_release_general_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr);

@@ -137,8 +137,11 @@ static void send_check_locked(struct ptl3_ep *ep, struct ptl3_op *op)
 {
 	if (!op->got_ack || (op->acked < op->len && !op->got_get))
 		return;
+	/* nobody will pull it: drop the PT_RDV entry.  The outcome is not
+	 * needed (gone already or in use: as before, nothing to do), so an NI
+	 * whose LIB runs in the NIC need not wait for it (PtlMEUnlinkNoWait). */
 	if (!op->got_get && op->me != PTL_INVALID_HANDLE)
-		PtlMEUnlink(op->me); /* nobody will pull it: drop the PT_RDV entry */
+		PtlMEUnlinkNoWait(op->me);
 	ptl3_tx_complete_locked(ep, op, 0);
 	ep->outstanding_sends--;
 	ptl3_op_free_locked(ep, op);
@@ -322,6 +325,14 @@ static void eq_handle_locked(struct ptl3_ep *ep, ptl_event_t *ev, int unexpected
 			(unsigned long long)ev->rlength, (unsigned long long)ev->mlength,
 			(unsigned long long)ev->offset, (unsigned long long)ev->hdr_data,
 			ev->ni_fail_type);
+	if (unexpected && ev->ni_fail_type == PTL_NI_POST_REFUSED) {
+		/* a receive's queued post found this EQ not empty: post it again
+		 * after the drain (ptl3_repost.c) */
+		struct ptl3_op *op = op_lookup(ep, (uint64_t)(uintptr_t)ev->md.user_ptr);
+		if (op && op->kind == PTL3_OP_RECV)
+			ptl3_repost_note_locked(ep, op, ev);
+		return;
+	}
 	if (unexpected)
 		ptl3_rxq_ueq_event_locked(ep, ev, (uint64_t)(uintptr_t)ev->md.user_ptr);
 	else
@@ -336,7 +347,7 @@ static void eq_drain_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq, int unexpect
 	for (;;) {
 		int rc = PtlEQGetNoProgress(eq, &ev);
 		if (rc == PTL_EQ_EMPTY)
-			return;
+			break;
 		if (rc == PTL_EQ_DROPPED) {
 			fprintf(stderr,
 				"ptl3: FATAL: Portals %s event queue overflowed: events lost "
@@ -346,10 +357,12 @@ static void eq_drain_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq, int unexpect
 		}
 		if (rc != PTL_OK) {
 			PTL3_WARN(FI_LOG_EP_DATA, "PtlEQGet: %s\n", PtlErrorStr(rc));
-			return;
+			break;
 		}
 		eq_handle_locked(ep, &ev, unexpected);
 	}
+	if (unexpected && ep->repost) /* refused receives, in the order of their events */
+		ptl3_repost_run_locked(ep);
 }
 
 /* An oversubscribed node (<p3rt/oversub.h>): MPICH found nothing for a run
@@ -648,6 +661,8 @@ static int ep_enable_locked(struct ptl3_ep *ep)
 	ep->dom_next = dom->eps;
 	dom->eps = ep;
 	ep->enabled = 1;
+	/* only a NIC running LIB queues PtlMEMDPostNoWait (ptl3_repost.c) */
+	ep->posts_queued = !strcmp(dom->progress_name, "offload");
 	return 0;
 }
 
@@ -763,8 +778,10 @@ static int ep_close(struct fid *fid)
 			        ep->outstanding_sends, ptl3_stage_held(ep),
 			        ptl3_params.close_timeout);
 		ptl3_ep_progress_locked(ep);
-		if (ptl3_params.counters)
+		if (ptl3_params.counters) {
 			print_counters_locked(ep);
+			ptl3_repost_print(ep);
+		}
 		for (uint32_t i = 0; i < ep->nops; i++) {
 			struct ptl3_op *op = ep->ops[i];
 			if (op->live && op->me != PTL_INVALID_HANDLE &&
@@ -775,6 +792,7 @@ static int ep_close(struct fid *fid)
 			ptl3_rxq_teardown_locked(ep, &ep->q[i]);
 		ptl3_stage_teardown_locked(ep);
 		ptl3_release_teardown_locked(ep);
+		ptl3_repost_free(ep);
 		PtlEQFree(ep->eq);
 		PtlEQFree(ep->ueq);
 		for (struct ptl3_ep **pp = &dom->eps; *pp; pp = &(*pp)->dom_next)

@@ -294,6 +294,8 @@ static ssize_t post_recv_locked(struct ptl3_ep *ep, struct ptl3_op *op, int has_
 {
 	struct ptl3_rxq *q = &ep->q[op->qid];
 	for (;;) {
+		if (ep->posts_unsettled) /* queued posts ran: their refusals are in ep->ueq */
+			ptl3_repost_settle_locked(ep);
 		ptl3_rxq_drain_ueq_locked(ep);
 		struct ptl3_ux *x = ux_find_locked(q, has_src, src, op->tag, ignore, 1);
 		if (x)
@@ -310,8 +312,12 @@ static ssize_t post_recv_locked(struct ptl3_ep *ep, struct ptl3_op *op, int has_
 		ptl_process_id_t mid = has_src ? src : any_id;
 		uint64_t mbits = op->qid == PTL3_Q_TAG ? op->tag & ~PTL3_LONG_BIT : 0;
 		uint64_t ibits = op->qid == PTL3_Q_TAG ? (ignore | PTL3_LONG_BIT) : ~0ULL;
-		int rc = PtlMEMDPost(q->marker, mid, mbits, ibits, PTL_UNLINK, PTL_INS_BEFORE, md,
-				     PTL_UNLINK, ep->ueq, &op->me, &op->md);
+		/* Without waiting where the NI can (LIB in a NIC): a refusal then
+		 * comes as an event in ep->ueq (ptl3_repost.c, which re-posts
+		 * with the waiting call). */
+		int rc = (ep->repost && ptl3_repost_waiting(ep) ? PtlMEMDPost : PtlMEMDPostNoWait)(
+		    q->marker, mid, mbits, ibits, PTL_UNLINK, PTL_INS_BEFORE, md, PTL_UNLINK, ep->ueq,
+		    &op->me, &op->md);
 		if (rc == PTL_MD_NO_UPDATE) {
 			mdpost_retry_locked(ep);
 			continue;
@@ -321,10 +327,17 @@ static ssize_t post_recv_locked(struct ptl3_ep *ep, struct ptl3_op *op, int has_
 			ptl3_op_free_locked(ep, op);
 			return ptl3_ptl_to_fi(rc);
 		}
+		ep->posts_unsettled = ep->posts_queued;
 		op->posted = 1;
 		ep->posted_recvs++;
 		return 0;
 	}
+}
+
+ssize_t ptl3_recv_repost_locked(struct ptl3_ep *ep, struct ptl3_op *op, int has_src,
+				ptl_process_id_t src, uint64_t ignore)
+{
+	return post_recv_locked(ep, op, has_src, src, ignore);
 }
 
 static void mrecv_release_locked(struct ptl3_ep *ep, struct ptl3_op *op)
@@ -366,6 +379,8 @@ static ssize_t post_mrecv_locked(struct ptl3_ep *ep, struct ptl3_op *op)
 	struct ptl3_rxq *q = &ep->q[PTL3_Q_MSG];
 	size_t min = ep->min_multi_recv;
 	for (;;) {
+		if (ep->posts_unsettled)
+			ptl3_repost_settle_locked(ep);
 		ptl3_rxq_drain_ueq_locked(ep);
 		struct ptl3_ux *x;
 		while ((x = q->ux_head) != NULL) {
@@ -457,6 +472,8 @@ static ssize_t peek_claim_locked(struct ptl3_ep *ep, const struct iovec *iov, si
 		return -FI_EINVAL;
 	int want = !ep->rx_selective || (flags & FI_COMPLETION);
 	if (flags & FI_PEEK) {
+		if (ep->posts_unsettled)
+			ptl3_repost_settle_locked(ep);
 		ptl3_ep_progress_locked(ep);
 		int take = !!(flags & (FI_CLAIM | FI_DISCARD));
 		struct ptl3_ux *x = ux_find_locked(q, has_src, sid, tag, ignore, take);

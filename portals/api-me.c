@@ -63,6 +63,19 @@ int PtlMEUnlink(ptl_handle_me_t meh)
 	return ni->ni_if->me_unlink(ni->ni_lib, meh);
 }
 
+int PtlMEUnlinkNoWait(ptl_handle_me_t meh)
+{
+	struct p3_api_ni *ni;
+
+	if (!p3_api_up())
+		return PTL_NO_INIT;
+	if (!(ni = p3_api_obj_ni(meh, P3_HT_ME)))
+		return PTL_ME_INVALID;
+	if (ni->ni_if->me_unlink_nowait)
+		return ni->ni_if->me_unlink_nowait(ni->ni_lib, meh);
+	return ni->ni_if->me_unlink(ni->ni_lib, meh);
+}
+
 int PtlMEMDPost(ptl_handle_me_t base, ptl_process_id_t match_id, ptl_match_bits_t match_bits,
 		ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, ptl_ins_pos_t pos, ptl_md_t md,
 		ptl_unlink_t md_unlink, ptl_handle_eq_t test_eq, ptl_handle_me_t *me,
@@ -80,4 +93,37 @@ int PtlMEMDPost(ptl_handle_me_t base, ptl_process_id_t match_id, ptl_match_bits_
 		return PTL_EQ_INVALID;
 	return ni->ni_if->me_md_post(ni->ni_lib, base, match_id, match_bits, ignore_bits, unlink,
 				     pos, &md, md_unlink, test_eq, me, md_handle);
+}
+
+int PtlMEMDPostNoWait(ptl_handle_me_t base, ptl_process_id_t match_id,
+		      ptl_match_bits_t match_bits, ptl_match_bits_t ignore_bits,
+		      ptl_unlink_t unlink, ptl_ins_pos_t pos, ptl_md_t md, ptl_unlink_t md_unlink,
+		      ptl_handle_eq_t test_eq, ptl_handle_me_t *me, ptl_handle_md_t *md_handle)
+{
+	struct p3_api_ni *ni;
+
+	if (!p3_api_up())
+		return PTL_NO_INIT;
+	if (!(ni = p3_api_obj_ni(base, P3_HT_ME)))
+		return PTL_ME_INVALID;
+	if (!me || !md_handle)
+		return PTL_SEGV;
+	if (test_eq != PTL_EQ_NONE && p3_handle_type(test_eq) != P3_HT_EQ)
+		return PTL_EQ_INVALID;
+	if (!ni->ni_if->me_md_post_nowait)
+		return ni->ni_if->me_md_post(ni->ni_lib, base, match_id, match_bits, ignore_bits,
+					     unlink, pos, &md, md_unlink, test_eq, me, md_handle);
+	return ni->ni_if->me_md_post_nowait(ni->ni_lib, base, match_id, match_bits, ignore_bits,
+					    unlink, pos, &md, md_unlink, test_eq, me, md_handle);
+}
+
+int PtlMEMDPostSync(ptl_handle_ni_t h)
+{
+	struct p3_api_ni *ni;
+
+	if (!p3_api_up())
+		return PTL_NO_INIT;
+	if (!(ni = p3_api_ni_get(h)))
+		return PTL_NI_INVALID;
+	return ni->ni_if->me_md_post_sync ? ni->ni_if->me_md_post_sync(ni->ni_lib) : PTL_OK;
 }

@@ -75,7 +75,8 @@ const char *PtlEventKindStr(ptl_event_kind_t kind)
 	X(PTL_NI_PEER_DEAD)                                                                      \
 	X(PTL_NI_PEER_RESTARTED)                                                                 \
 	X(PTL_NI_DROPPED)                                                                        \
-	X(PTL_NI_UNLINKED)
+	X(PTL_NI_UNLINKED)                                                                       \
+	X(PTL_NI_POST_REFUSED)
 
 #define P3_FAIL_NAME(name) [name] = #name,
 static const char *const p3_fail_names[] = {P3_FAIL_TABLE(P3_FAIL_NAME)};

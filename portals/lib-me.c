@@ -2,6 +2,8 @@
 /* lib-me.c - match entries and the portal table's match lists. */
 #include "lib.h"
 
+#include <string.h>
+
 static void p3_me_link_locked(struct p3_portal *p, struct p3_me *me, struct p3_me *base,
 			      ptl_ins_pos_t pos)
 {
@@ -153,16 +155,49 @@ int p3_lib_me_unlink(struct p3_lib *lib, ptl_handle_me_t meh)
 	return rc;
 }
 
-int p3_lib_me_md_post(struct p3_lib *lib, ptl_handle_me_t baseh, ptl_process_id_t match_id,
+/* What a queued post that is refused reports (p3_lib_me_md_post_queued). */
+struct p3_post_refusal {
+	const ptl_md_t *shown;
+	ptl_handle_md_t named;
+	ptl_process_id_t match_id; /* the ME's, in the event's initiator */
+	ptl_match_bits_t ibits;    /* the ME's ignore bits, in its hdr_data */
+	uint32_t seen;             /* test_eq's read sequence at the call */
+};
+
+/* The refusal event into teq. */
+static void post_refused_locked(struct p3_lib *lib, struct p3_eq *teq, struct p3_me *base,
+				ptl_match_bits_t mbits, const struct p3_post_refusal *q,
+				struct p3_defer *d)
+{
+	struct p3_md shown;
+	struct p3_evinfo ei;
+
+	memset(&shown, 0, sizeof(shown));
+	shown.md_obj.obj_handle = q->named;
+	shown.md_user = *q->shown;
+	memset(&ei, 0, sizeof(ei));
+	ei.ei_initiator = q->match_id;
+	ei.ei_uid = lib->lib_uid;
+	ei.ei_jid = lib->lib_jid;
+	ei.ei_pt = base->me_pt;
+	ei.ei_mbits = mbits;
+	ei.ei_hdr_data = q->ibits;
+	p3_eq_write_locked(lib, teq, &shown, PTL_EVENT_UNLINK, &ei, PTL_NI_POST_REFUSED, d);
+}
+
+static int me_md_post(struct p3_lib *lib, ptl_handle_me_t baseh, ptl_process_id_t match_id,
 		      ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
 		      ptl_ins_pos_t pos, const ptl_md_t *umd, ptl_unlink_t md_unlink,
-		      ptl_handle_eq_t test_eq, ptl_handle_me_t *me_out, ptl_handle_md_t *md_out)
+		      ptl_handle_eq_t test_eq, const struct p3_post_refusal *queued,
+		      ptl_handle_me_t *me_out, ptl_handle_md_t *md_out)
 {
 	struct p3_eq *teq = NULL, *eq;
 	struct p3_me *base, *me;
 	struct p3_md *md;
+	struct p3_defer d;
 	int rc;
 
+	p3_defer_init(&d);
 	p3_lib_lock(lib);
 	if (test_eq != PTL_EQ_NONE) {
 		teq = p3_obj_lookup_locked(&lib->lib_eqs, test_eq);
@@ -181,7 +216,13 @@ int p3_lib_me_md_post(struct p3_lib *lib, ptl_handle_me_t baseh, ptl_process_id_
 		rc = PTL_ME_INVALID;
 		goto out;
 	}
-	if (teq && !p3_eq_is_empty_locked(lib, teq)) {
+	/* A queued post: no event after those the caller had read when it
+	 * called (it may have read more since: "empty now" would not do). */
+	if (teq && (queued ? teq->eq_owed ||
+				 atomic_load(&teq->eq_ring->eqr_write_seq) != queued->seen
+			   : !p3_eq_is_empty_locked(lib, teq))) {
+		if (queued)
+			post_refused_locked(lib, teq, base, mbits, queued, &d);
 		rc = PTL_MD_NO_UPDATE;
 		goto out;
 	}
@@ -199,5 +240,29 @@ int p3_lib_me_md_post(struct p3_lib *lib, ptl_handle_me_t baseh, ptl_process_id_
 	*md_out = md->md_obj.obj_handle;
 out:
 	p3_lib_unlock(lib);
+	if (p3_defer_pending(&d))
+		p3_defer_run(lib, &d);
 	return rc;
+}
+
+int p3_lib_me_md_post(struct p3_lib *lib, ptl_handle_me_t baseh, ptl_process_id_t match_id,
+		      ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
+		      ptl_ins_pos_t pos, const ptl_md_t *umd, ptl_unlink_t md_unlink,
+		      ptl_handle_eq_t test_eq, ptl_handle_me_t *me_out, ptl_handle_md_t *md_out)
+{
+	return me_md_post(lib, baseh, match_id, mbits, ibits, unlink, pos, umd, md_unlink, test_eq,
+			  NULL, me_out, md_out);
+}
+
+int p3_lib_me_md_post_queued(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_id_t match_id,
+			     ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
+			     ptl_ins_pos_t pos, const ptl_md_t *umd, ptl_unlink_t md_unlink,
+			     ptl_handle_eq_t test_eq, uint32_t seen, const ptl_md_t *shown,
+			     ptl_handle_md_t named, ptl_handle_me_t *me_out, ptl_handle_md_t *md_out)
+{
+	struct p3_post_refusal q = {
+	    .shown = shown, .named = named, .match_id = match_id, .ibits = ibits, .seen = seen};
+
+	return me_md_post(lib, base, match_id, mbits, ibits, unlink, pos, umd, md_unlink, test_eq,
+			  &q, me_out, md_out);
 }

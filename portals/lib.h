@@ -460,6 +460,20 @@ int p3_lib_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_id_t
 		      ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
 		      ptl_ins_pos_t pos, const ptl_md_t *umd, ptl_unlink_t md_unlink,
 		      ptl_handle_eq_t test_eq, ptl_handle_me_t *me_out, ptl_handle_md_t *md_out);
+/* PtlMEMDPostNoWait as an offloading NIC's LIB runs it after the host went
+ * on without waiting (lib-me.c): as p3_lib_me_md_post, but the EQ test is
+ * whether test_eq got no event after the `seen` first ones (its read
+ * sequence when the caller called: the caller may have read events since)
+ * and owes none.  If it did, nothing is inserted, the refusal event
+ * (PTL_EVENT_UNLINK, PTL_NI_POST_REFUSED, md_handle `named`, md `shown`;
+ * the ME's portal, match bits, match_id in initiator and ignore bits in
+ * hdr_data: all it takes to post it again) is written into test_eq and
+ * PTL_MD_NO_UPDATE returned. */
+int p3_lib_me_md_post_queued(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_id_t match_id,
+			     ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
+			     ptl_ins_pos_t pos, const ptl_md_t *umd, ptl_unlink_t md_unlink,
+			     ptl_handle_eq_t test_eq, uint32_t seen, const ptl_md_t *shown,
+			     ptl_handle_md_t named, ptl_handle_me_t *me_out, ptl_handle_md_t *md_out);
 /* The same relative to a base ME already looked up (base != NULL). */
 int p3_me_insert_base_locked(struct p3_lib *lib, struct p3_me *base, ptl_process_id_t match_id,
 			     ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,

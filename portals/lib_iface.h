@@ -62,12 +62,25 @@ struct p3_lib_iface {
 			 ptl_match_bits_t ibits, ptl_unlink_t unlink, ptl_ins_pos_t pos,
 			 ptl_pt_index_t *pt_out, ptl_handle_me_t *me_out);
 	int (*me_unlink)(struct p3_lib *lib, ptl_handle_me_t me);
+	/* Optional (NULL: me_unlink): PtlMEUnlinkNoWait, an unlink whose
+	 * outcome the caller ignores; may return before LIB ran it. */
+	int (*me_unlink_nowait)(struct p3_lib *lib, ptl_handle_me_t me);
 	/* Atomic ME + MD insert, only if test_eq is empty (PtlMEMDPost). */
 	int (*me_md_post)(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_id_t match_id,
 			  ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
 			  ptl_ins_pos_t pos, const ptl_md_t *md, ptl_unlink_t md_unlink,
 			  ptl_handle_eq_t test_eq, ptl_handle_me_t *me_out,
 			  ptl_handle_md_t *md_out);
+	/* Optional (NULL: me_md_post): PtlMEMDPostNoWait, which may queue the
+	 * post and report a refusal later as an event in test_eq. */
+	int (*me_md_post_nowait)(struct p3_lib *lib, ptl_handle_me_t base,
+				 ptl_process_id_t match_id, ptl_match_bits_t mbits,
+				 ptl_match_bits_t ibits, ptl_unlink_t unlink, ptl_ins_pos_t pos,
+				 const ptl_md_t *md, ptl_unlink_t md_unlink, ptl_handle_eq_t test_eq,
+				 ptl_handle_me_t *me_out, ptl_handle_md_t *md_out);
+	/* Optional (NULL: nothing queued): PtlMEMDPostSync, return once every
+	 * queued me_md_post_nowait has run. */
+	int (*me_md_post_sync)(struct p3_lib *lib);
 
 	/* me == PTL_INVALID_HANDLE: PtlMDBind (free-floating MD). */
 	int (*md_attach)(struct p3_lib *lib, ptl_handle_me_t me, const ptl_md_t *md,

@@ -78,6 +78,7 @@ START_TEST(no_init_every_call)
 	H_RC(PtlMEAttachAny(ni, &pt, id, 0, 0, PTL_RETAIN, &h), PTL_NO_INIT);
 	H_RC(PtlMEInsert(h, id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &h), PTL_NO_INIT);
 	H_RC(PtlMEUnlink(h), PTL_NO_INIT);
+	H_RC(PtlMEUnlinkNoWait(h), PTL_NO_INIT);
 	H_RC(PtlMDAttach(h, md, PTL_RETAIN, &h), PTL_NO_INIT);
 	H_RC(PtlMDBind(ni, md, PTL_RETAIN, &h), PTL_NO_INIT);
 	H_RC(PtlMDUnlink(h), PTL_NO_INIT);
@@ -96,6 +97,9 @@ START_TEST(no_init_every_call)
 	H_RC(PtlProgress(ni, 0), PTL_NO_INIT);
 	H_RC(PtlMEMDPost(h, id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, md, PTL_RETAIN, PTL_EQ_NONE, &h,
 	                 &h),
+	     PTL_NO_INIT);
+	H_RC(PtlMEMDPostNoWait(h, id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, md, PTL_RETAIN, PTL_EQ_NONE,
+	                       &h, &h),
 	     PTL_NO_INIT);
 	H_RC(PtlNIDescribe(ni, &s1, &s2), PTL_NO_INIT);
 	H_RC(PtlSetRank(PTL_INVALID_HANDLE, 0, 1), PTL_NO_INIT);
@@ -352,6 +356,119 @@ START_TEST(memdpost)
 }
 END_TEST
 
+/* PtlMEMDPostNoWait (p3stack extension): PtlMEMDPost where LIB runs in the
+ * process.  Where the NI queues it (myrinet offload), a failed EQ test (an
+ * event the caller had not read when it called) is an event in the test EQ
+ * describing the post (UNLINK, PTL_NI_POST_REFUSED: MD handle and user_ptr,
+ * portal, match bits, match_id, ignore bits), and nothing is inserted. */
+START_TEST(memdpost_nowait)
+{
+	struct objs o;
+	ptl_handle_me_t me, me2;
+	ptl_handle_md_t md, md2, src;
+	ptl_md_t d = h_md(mb, 8, 1, PTL_MD_OP_PUT, PTL_EQ_NONE);
+	char buf[4] = {0};
+	ptl_event_t ev;
+
+	objs_open(&o, _i);
+	ptl_sr_value_t mes = h_sr_ni(o.ni, PTL_SR_MES_ALLOCATED);
+	H_OK(PtlMEMDPostNoWait(o.me, h_any_id, 1, 0, PTL_UNLINK, PTL_INS_BEFORE, d, PTL_UNLINK,
+	                       o.eq, &me, &md));
+	H_EQ(h_sr_ni(o.ni, PTL_SR_MES_ALLOCATED), mes + 1);
+	H_OK(PtlMEUnlink(me));
+	/* make o.eq non-empty: a put to ourselves into an MD reporting to o.eq */
+	H_OK(PtlMEMDPost(o.me, h_any_id, 2, 0, PTL_RETAIN, PTL_INS_BEFORE,
+	                 h_md(mb, 8, 1, PTL_MD_OP_PUT, o.eq), PTL_UNLINK, PTL_EQ_NONE, &me, &md));
+	src = h_bind(&o.c, h_md(buf, 4, PTL_MD_THRESH_INF, 0, PTL_EQ_NONE), PTL_RETAIN);
+	H_OK(PtlPut(src, PTL_NO_ACK_REQ, o.self, H_PT, 0, 2, 0, 0));
+	h_wait_sr(&o.c, PTL_SR_RECV_COUNT, 1);
+	h_idle(&o.c, 20);
+	d.user_ptr = &o;
+	int rc = PtlMEMDPostNoWait(o.me, o.self, 3, 0xf0, PTL_UNLINK, PTL_INS_BEFORE, d,
+	                           PTL_UNLINK, o.eq, &me2, &md2);
+	H_EQ(h_sr_ni(o.ni, PTL_SR_MES_ALLOCATED), mes + 1); /* nothing inserted */
+	h_expect(o.eq, PTL_EVENT_PUT_START, &ev);
+	h_expect(o.eq, PTL_EVENT_PUT_END, &ev);
+	h_expect(o.eq, PTL_EVENT_UNLINK, &ev);
+	if (rc == PTL_OK) { /* queued, and refused */
+		h_expect(o.eq, PTL_EVENT_UNLINK, &ev);
+		H_EQ(ev.ni_fail_type, PTL_NI_POST_REFUSED);
+		H_EQ(ev.md_handle, md2);
+		H_TRUE(ev.md.user_ptr == &o);
+		H_EQ(ev.md.length, 8);
+		H_EQ(ev.pt_index, H_PT);
+		H_EQ(ev.match_bits, 3);
+		H_EQ(ev.hdr_data, 0xf0);
+		H_EQ(ev.initiator.nid, o.self.nid);
+		H_EQ(ev.initiator.pid, o.self.pid);
+	} else {
+		H_RC(rc, PTL_MD_NO_UPDATE);
+	}
+	/* every event read: a post goes in, queued or not */
+	H_OK(PtlMEMDPostNoWait(o.me, h_any_id, 4, 0, PTL_UNLINK, PTL_INS_BEFORE, d, PTL_UNLINK,
+	                       o.eq, &me2, &md2));
+	H_EQ(h_sr_ni(o.ni, PTL_SR_MES_ALLOCATED), mes + 2);
+	H_OK(PtlMEUnlink(me2));
+	H_OK(PtlMEMDPost(o.me, h_any_id, 5, 0, PTL_UNLINK, PTL_INS_BEFORE, d, PTL_UNLINK, o.eq,
+	                 &me2, &md2));
+	H_OK(PtlMEUnlink(me2));
+	H_OK(PtlMEMDPostNoWait(o.me, h_any_id, 6, 0, PTL_UNLINK, PTL_INS_BEFORE, d, PTL_UNLINK,
+	                       o.eq, &me2, &md2));
+	H_EQ(h_sr_ni(o.ni, PTL_SR_MES_ALLOCATED), mes + 2);
+	H_OK(PtlMEUnlink(me2));
+	h_expect_none(o.eq, 20);
+	/* the argument checks of PtlMEMDPost */
+	H_RC(PtlMEMDPostNoWait(o.stale_me, h_any_id, 7, 0, PTL_UNLINK, PTL_INS_BEFORE, d,
+	                       PTL_UNLINK, PTL_EQ_NONE, &me2, &md2),
+	     PTL_ME_INVALID);
+	H_RC(PtlMEMDPostNoWait(o.me, h_any_id, 7, 0, PTL_UNLINK, PTL_INS_BEFORE, d, PTL_UNLINK,
+	                       o.eq, NULL, &md2),
+	     PTL_SEGV);
+	H_RC(PtlMEMDPostNoWait(o.me, h_any_id, 7, 0, PTL_UNLINK, PTL_INS_BEFORE, d, PTL_UNLINK,
+	                       o.md, &me2, &md2),
+	     PTL_EQ_INVALID);
+	H_RC(PtlMEMDPostNoWait(o.me, h_any_id, 7, 0, PTL_UNLINK, PTL_INS_BEFORE, d, PTL_UNLINK,
+	                       o.stale_eq, &me2, &md2),
+	     PTL_EQ_INVALID);
+	H_EQ(h_sr_ni(o.ni, PTL_SR_MES_ALLOCATED), mes + 1);
+	H_OK(PtlMEUnlink(me)); /* RETAIN: stays after its MD went */
+	H_OK(PtlMDUnlink(src));
+	objs_close(&o);
+}
+END_TEST
+
+/* PtlMEUnlinkNoWait (p3stack extension): unlinks the ME and its MD as
+ * PtlMEUnlink does, and every later call sees it done, also where it only
+ * queued the request (myrinet offload); an ME already gone is nothing the
+ * caller must handle; a handle that is no ME's is refused. */
+START_TEST(me_unlink_nowait)
+{
+	struct objs o;
+	ptl_handle_me_t me;
+	ptl_handle_md_t md;
+
+	objs_open(&o, _i);
+	ptl_sr_value_t mes = h_sr_ni(o.ni, PTL_SR_MES_ALLOCATED);
+	ptl_sr_value_t mds = h_sr_ni(o.ni, PTL_SR_MDS_ALLOCATED);
+	H_OK(PtlMEAttach(o.ni, H_PT, h_any_id, 5, 0, PTL_UNLINK, PTL_INS_AFTER, &me));
+	H_OK(PtlMDAttach(me, h_md(mb, 8, 3, PTL_MD_OP_GET, PTL_EQ_NONE), PTL_UNLINK, &md));
+	H_OK(PtlMEUnlinkNoWait(me));
+	H_RC(PtlMEUnlink(me), PTL_ME_INVALID); /* done before this call ran */
+	H_RC(PtlMDUnlink(md), PTL_MD_INVALID); /* the MD went with it */
+	H_EQ(h_sr_ni(o.ni, PTL_SR_MES_ALLOCATED), mes);
+	H_EQ(h_sr_ni(o.ni, PTL_SR_MDS_ALLOCATED), mds);
+	int rc = PtlMEUnlinkNoWait(me); /* gone: reported at once, or not at all */
+	H_TRUE(rc == PTL_OK || rc == PTL_ME_INVALID);
+	H_RC(PtlMEUnlinkNoWait(o.md), PTL_ME_INVALID);
+	H_RC(PtlMEUnlinkNoWait(o.eq), PTL_ME_INVALID);
+	/* the ME o.me is untouched by all this */
+	H_OK(PtlMEInsert(o.me, h_any_id, 6, 0, PTL_RETAIN, PTL_INS_AFTER, &me));
+	H_OK(PtlMEUnlinkNoWait(me));
+	H_EQ(h_sr_ni(o.ni, PTL_SR_MES_ALLOCATED), mes);
+	objs_close(&o);
+}
+END_TEST
+
 /* p3rt: the calls round-trip explicit values; errors for bad NI, NULL,
  * out-of-range rank; a malformed environment gives PTL_FAIL. */
 START_TEST(p3rt_calls)
@@ -449,6 +566,8 @@ static Suite *suite(void)
 	H_ADD(tc, acentry_invalid);
 	H_ADD(tc, ni_query_invalid);
 	H_ADD(tc, memdpost);
+	H_ADD(tc, me_unlink_nowait);
+	H_ADD(tc, memdpost_nowait);
 	H_ADD_X(tc, p3rt_calls, H_X_NOT_SHMEM,
 	        "the job runtime maps are exercised over shmem (nid 0, pids 5 and 6)");
 	tcase_add_test(tc, p3rt_bad_env);

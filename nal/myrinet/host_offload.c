@@ -260,6 +260,35 @@ static int off_me_unlink(struct p3_lib *lib, ptl_handle_me_t me)
 	return rc;
 }
 
+/* PtlMEUnlinkNoWait: ME_UNLINK posted and quiet, never answered.  The host
+ * cannot know whether it will find the ME (a remote get may have used up
+ * the MD), so its records stay, marked: nothing is proven from them any
+ * more, the ME still counts in its portal's list length (an upper bound)
+ * and the MD keeps its registration run until the slot is seen free
+ * (off_pool_take) or LIB_HANDLE_CHECK says the MD is gone. */
+static int off_me_unlink_nowait(struct p3_lib *lib, ptl_handle_me_t me)
+{
+	struct myri_off *o = OFF(lib);
+	struct myri_cmd cmd;
+	uint64_t a0 = me;
+	memset(&cmd, 0, sizeof(cmd));
+	memcpy(cmd.hdr, &a0, sizeof(a0));
+	pthread_mutex_lock(&o->rpc_lock);
+	int rc = off_post_flags_locked(o, MYRI_LIB_ME_UNLINK, &cmd, MYRI_LIB_QUIET);
+	if (rc == PTL_OK) {
+		struct off_me *r = off_me_rec(o, me);
+		if (r && r->h == me) {
+			r->unlinked = 1;
+			struct off_md *d = r->md ? off_md_rec(o, r->md) : NULL;
+			if (d && d->h == r->md && d->me == me)
+				d->unlinked = 1;
+		}
+	}
+	pthread_mutex_unlock(&o->rpc_lock);
+	off_run_handlers(o);
+	return rc;
+}
+
 static int off_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_id_t match_id,
                           ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
                           ptl_ins_pos_t pos, const ptl_md_t *md, ptl_unlink_t md_unlink,
@@ -300,6 +329,94 @@ static int off_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_
 		*me_out = off_rep_u32(&e, 0);
 		*md_out = off_rep_u32(&e, 1);
 	}
+	return rc;
+}
+
+/* PtlMEMDPostNoWait: ME_MD_POST posted, with reserved ME and MD handles,
+ * when the host can prove that only the EQ test can fail (the base ME, the
+ * MD, its EQ and the test EQ as for the other posted calls); the NIC then
+ * answers only a failure, and a refusal by the EQ test is LIB's event in the
+ * test EQ.  Otherwise the waiting call. */
+static int off_me_md_post_nowait(struct p3_lib *lib, ptl_handle_me_t base,
+                                 ptl_process_id_t match_id, ptl_match_bits_t mbits,
+                                 ptl_match_bits_t ibits, ptl_unlink_t unlink, ptl_ins_pos_t pos,
+                                 const ptl_md_t *md, ptl_unlink_t md_unlink,
+                                 ptl_handle_eq_t test_eq, ptl_handle_me_t *me_out,
+                                 ptl_handle_md_t *md_out)
+{
+	struct myri_off *o = OFF(lib);
+	uint32_t pt = 0, want_me = 0, want_md = 0, seen = 0;
+	/* the EQ test is against what the caller had read of test_eq when it
+	 * called: it may read more before the NIC runs the post */
+	pthread_mutex_lock(&o->rpc_lock);
+	int ok = base != PTL_INVALID_HANDLE && off_me_can_post(o, base, 0, &pt) &&
+	         off_md_can_create(o, PTL_INVALID_HANDLE, md) && off_eq_seen(o, test_eq, &seen) &&
+	         off_pool_take(o, OFF_POOL_ME, &want_me) == 0;
+	if (ok && off_pool_take(o, OFF_POOL_MD, &want_md) != 0) {
+		off_pool_put_back(o, OFF_POOL_ME, want_me);
+		ok = 0;
+	}
+	if (!ok) {
+		pthread_mutex_unlock(&o->rpc_lock);
+		return off_me_md_post(lib, base, match_id, mbits, ibits, unlink, pos, md, md_unlink,
+		                      test_eq, me_out, md_out);
+	}
+	struct myri_lib_me a = {.mbits = mbits,
+	                        .ibits = ibits,
+	                        .base = base,
+	                        .match_nid = match_id.nid,
+	                        .match_pid = match_id.pid,
+	                        .unlink = unlink,
+	                        .pos = pos,
+	                        .md_unlink = md_unlink,
+	                        .test_eq = test_eq,
+	                        .want = want_me,
+	                        .want_md = want_md};
+	struct myri_cmd cmd;
+	memset(&cmd, 0, sizeof(cmd));
+	off_md_wire(md, &a.md);
+	memcpy(cmd.hdr, &a, sizeof(a));
+	cmd.offset = seen;
+	int rc = off_reg_md(o, md, &cmd);
+	if (rc == PTL_OK) {
+		rc = off_post_locked(o, MYRI_LIB_ME_MD_POST, &cmd);
+		off_reg_settle(o, &cmd, rc, want_md);
+	}
+	if (rc == PTL_OK) {
+		off_md_note(o, want_md, want_me, md);
+		off_me_note(o, want_me, pt, unlink, want_md);
+		o->post_at = atomic_load_explicit(&o->h->seg->cmdq.tail, memory_order_relaxed);
+		*me_out = want_me;
+		*md_out = want_md;
+	} else { /* the NIC never saw it */
+		off_pool_put_back(o, OFF_POOL_MD, want_md);
+		off_pool_put_back(o, OFF_POOL_ME, want_me);
+	}
+	pthread_mutex_unlock(&o->rpc_lock);
+	off_run_handlers(o);
+	return rc;
+}
+
+/* PtlMEMDPostSync: the NIC publishes a command's head only after it ran it
+ * (mcpd_ep.c), so head past the last posted ME_MD_POST says it ran, and its
+ * refusal event is in the ring; otherwise one waiting call (its answer
+ * comes after every command before it). */
+static int off_me_md_post_sync(struct p3_lib *lib)
+{
+	struct myri_off *o = OFF(lib);
+	pthread_mutex_lock(&o->rpc_lock);
+	int rc = PTL_OK;
+	if (o->post_at &&
+	    atomic_load_explicit(&o->h->seg->cmdq.head, memory_order_acquire) < o->post_at) {
+		struct myri_cmd cmd;
+		struct myri_evt e = {0};
+		memset(&cmd, 0, sizeof(cmd)); /* HANDLE_CHECK of no handle: a no-op */
+		rc = off_rpc_locked(o, MYRI_LIB_HANDLE_CHECK, &cmd, &e) == PTL_FAIL ? PTL_FAIL
+		                                                                     : PTL_OK;
+	}
+	if (rc == PTL_OK)
+		o->post_at = 0;
+	pthread_mutex_unlock(&o->rpc_lock);
 	return rc;
 }
 
@@ -607,7 +724,10 @@ const struct p3_lib_iface p3_myri_offload_iface = {
     .progress_thread = off_progress_thread,
     .me_insert = off_me_insert,
     .me_unlink = off_me_unlink,
+    .me_unlink_nowait = off_me_unlink_nowait,
     .me_md_post = off_me_md_post,
+    .me_md_post_nowait = off_me_md_post_nowait,
+    .me_md_post_sync = off_me_md_post_sync,
     .md_attach = off_md_attach,
     .md_unlink = off_md_unlink,
     .md_update = off_md_update,

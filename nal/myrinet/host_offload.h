@@ -56,6 +56,7 @@ struct off_md {
 	uint32_t used;     /* threshold the host's own operations may have taken */
 	uint32_t run1;     /* its registration run: index in runs[] + 1 (0: none) */
 	uint8_t max_size;  /* PTL_MD_MAX_SIZE: may go inactive by a remote put */
+	uint8_t unlinked;  /* its ME's unlink was posted (PtlMEUnlinkNoWait): prove nothing */
 };
 
 /* An ME this host created (for posted MD attaches and ME inserts). */
@@ -65,6 +66,8 @@ struct off_me {
 	uint8_t retain;     /* PTL_RETAIN: never freed by the NIC */
 	uint8_t had_md;     /* an MD was attached: the NIC may free the ME with it */
 	ptl_handle_md_t md; /* the last MD the host attached (0: none) */
+	uint8_t unlinked;   /* its unlink was posted: no base, no MD (record kept in
+	                       pt_len until the slot is seen free) */
 };
 
 /* Handles the NIC reserved for this host (MYRI_LIB_RESERVE). */
@@ -95,6 +98,7 @@ struct myri_off {
 	uint32_t *pt_len; /* per portal: MEs the host created and did not see go (an upper bound) */
 	ptl_ni_limits_t limits;
 	struct off_pool pool[2]; /* OFF_POOL_ME, OFF_POOL_MD; under rpc_lock */
+	uint64_t post_at;        /* cmdq tail after the last posted ME_MD_POST (0: none) */
 	pthread_mutex_t hd_lock; /* handler table */
 	struct off_eq *eqs;      /* by EQ index, limits.max_eqs */
 	uint32_t neqs;
@@ -157,6 +161,13 @@ void off_me_got_md(struct myri_off *o, ptl_handle_me_t me, ptl_handle_md_t md);
 void off_me_forget(struct myri_off *o, ptl_handle_me_t me);
 int off_me_can_post(struct myri_off *o, ptl_handle_me_t base, ptl_pt_index_t pt, uint32_t *pt_out);
 int off_md_can_create(struct myri_off *o, ptl_handle_me_t me, const ptl_md_t *md);
+/* eq is PTL_EQ_NONE or an EQ the host allocated and did not free. */
+int off_eq_alive(struct myri_off *o, ptl_handle_eq_t eq);
+/* The same, and *seen = how many of its events the process has read. */
+int off_eq_seen(struct myri_off *o, ptl_handle_eq_t eq, uint32_t *seen);
 int off_post_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd);
+/* off_post_locked with more MYRI_LIB_* flags (MYRI_LIB_QUIET). */
+int off_post_flags_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd,
+                          uint64_t flags);
 
 #endif

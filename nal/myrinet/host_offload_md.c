@@ -203,7 +203,7 @@ void off_md_forget_me(struct myri_off *o, ptl_handle_me_t me)
 int off_md_can_post(struct myri_off *o, ptl_handle_md_t mdh, int whole, uint64_t off, uint64_t len)
 {
 	struct off_md *r = off_md_rec(o, mdh);
-	if (!r || r->h != mdh || r->max_size)
+	if (!r || r->h != mdh || r->max_size || r->unlinked)
 		return 0;
 	if (r->threshold != PTL_MD_THRESH_INF && r->used >= (uint32_t)r->threshold)
 		return 0;

@@ -237,7 +237,7 @@ int off_me_can_post(struct myri_off *o, ptl_handle_me_t base, ptl_pt_index_t pt,
 {
 	if (base != PTL_INVALID_HANDLE) {
 		struct off_me *r = off_me_rec(o, base);
-		if (!r || r->h != base || !(r->retain || !r->had_md))
+		if (!r || r->h != base || r->unlinked || !(r->retain || !r->had_md))
 			return 0;
 		pt = r->pt;
 	} else if (pt == PTL_PT_INDEX_ANY || pt > (uint32_t)o->limits.max_pt_index) {
@@ -249,7 +249,7 @@ int off_me_can_post(struct myri_off *o, ptl_handle_me_t base, ptl_pt_index_t pt,
 	return 1;
 }
 
-static int eq_alive(struct myri_off *o, ptl_handle_eq_t eq)
+int off_eq_alive(struct myri_off *o, ptl_handle_eq_t eq)
 {
 	if (eq == PTL_EQ_NONE)
 		return 1;
@@ -259,6 +259,24 @@ static int eq_alive(struct myri_off *o, ptl_handle_eq_t eq)
 	if (pthread_mutex_trylock(&o->hd_lock) != 0)
 		return 0;
 	int ok = i < o->neqs && o->eqs[i].ring && o->eqs[i].handle == eq;
+	pthread_mutex_unlock(&o->hd_lock);
+	return ok;
+}
+
+/* A posted ME_MD_POST's EQ test (p3_lib_me_md_post_queued): how many
+ * events of test EQ eq the process has read (its ring's read sequence);
+ * 0 when it is not an EQ the host allocated and did not free. */
+int off_eq_seen(struct myri_off *o, ptl_handle_eq_t eq, uint32_t *seen)
+{
+	*seen = 0;
+	if (eq == PTL_EQ_NONE)
+		return 1;
+	uint32_t i = p3_handle_idx(eq);
+	if (pthread_mutex_trylock(&o->hd_lock) != 0) /* as off_eq_alive */
+		return 0;
+	int ok = i < o->neqs && o->eqs[i].ring && o->eqs[i].handle == eq;
+	if (ok)
+		*seen = atomic_load(&o->eqs[i].ring->eqr_read_seq);
 	pthread_mutex_unlock(&o->hd_lock);
 	return ok;
 }
@@ -279,18 +297,24 @@ int off_md_can_create(struct myri_off *o, ptl_handle_me_t me, const ptl_md_t *md
 		return 0;
 	if (me != PTL_INVALID_HANDLE) {
 		struct off_me *r = off_me_rec(o, me);
-		if (!r || r->h != me || r->had_md)
+		if (!r || r->h != me || r->had_md || r->unlinked)
 			return 0;
 	}
-	return eq_alive(o, md->eq_handle);
+	return off_eq_alive(o, md->eq_handle);
 }
 
 /* Queue a LIB call without waiting: the NIC answers only if it fails. */
 int off_post_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd)
 {
+	return off_post_flags_locked(o, lib_op, cmd, 0);
+}
+
+int off_post_flags_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd,
+                          uint64_t flags)
+{
 	cmd->op = MYRI_CMD_LIB;
 	cmd->lib_op = lib_op;
-	cmd->nic_token = MYRI_LIB_POSTED;
+	cmd->nic_token = MYRI_LIB_POSTED | flags;
 	cmd->token = ++o->rpc_seq | OFF_POSTED_TOKEN;
 	return atomic_load(&o->h->nic_dead) || off_cmd_push(o, cmd) != 0 ? PTL_FAIL : PTL_OK;
 }

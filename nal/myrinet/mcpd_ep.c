@@ -378,8 +378,10 @@ int mcpd_ep_poll_cmds(struct mcpd_ep *ep)
 	for (; head != tail; head++, n++) {
 		struct myri_cmd cmd;
 		memcpy(&cmd, &ep->seg->cmd[head % MYRI_CMDQ_LEN], sizeof(cmd));
-		atomic_store_explicit(&ep->seg->cmdq.head, head + 1, memory_order_release);
 		cmd_execute(ep, &cmd);
+		/* after it ran: a host that sees head past a command sees its
+		 * effects and events (PtlMEMDPostSync, README §1.3) */
+		atomic_store_explicit(&ep->seg->cmdq.head, head + 1, memory_order_release);
 	}
 	return n;
 }

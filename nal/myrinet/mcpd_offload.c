@@ -515,6 +515,19 @@ static void md_restore_start(struct p3_lib *lib, ptl_handle_md_t mdh, uint64_t s
 	p3_lib_unlock(lib);
 }
 
+/* The MD as the host gave it, its own start pointer included (events). */
+static void md_from_wire(const struct myri_md *w, ptl_md_t *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->start = (void *)(uintptr_t)w->start;
+	m->length = w->length;
+	m->threshold = w->threshold;
+	m->max_size = w->max_size;
+	m->options = w->options;
+	m->user_ptr = (void *)(uintptr_t)w->user_ptr;
+	m->eq_handle = w->eq_handle;
+}
+
 static void md_to_wire(const ptl_md_t *m, struct myri_md *w)
 {
 	memset(w, 0, sizeof(*w));
@@ -637,13 +650,31 @@ static int lib_me(struct mcpd_off *o, const struct myri_cmd *cmd, uint32_t *out)
 	}
 	ptl_md_t umd;
 	ptl_md_iovec_t *iov;
+	int posted = (cmd->nic_token & MYRI_LIB_POSTED) != 0;
 	int rc = md_from_run(o->ep, cmd, &a.md, &umd, &iov);
-	if (rc != PTL_OK)
+	if (rc != PTL_OK) {
+		if (posted) { /* the reservations go, as for any failed creation */
+			want_settle(o->lib, &o->lib->lib_mds, a.want_md, rc);
+			want_settle(o->lib, &o->lib->lib_mes, a.want, rc);
+		}
 		return rc;
+	}
 	ptl_handle_me_t me = PTL_INVALID_HANDLE;
 	ptl_handle_md_t md = PTL_INVALID_HANDLE;
-	rc = p3_lib_local_iface.me_md_post(o->lib, a.base, id, a.mbits, a.ibits, a.unlink, a.pos,
-	                                   &umd, a.md_unlink, a.test_eq, &me, &md);
+	if (posted) { /* PtlMEMDPostNoWait: reserved handles; a refusal is an event */
+		ptl_md_t shown;
+		md_from_wire(&a.md, &shown);
+		o->lib->lib_mes.ot_want = a.want;
+		o->lib->lib_mds.ot_want = a.want_md;
+		rc = p3_lib_me_md_post_queued(o->lib, a.base, id, a.mbits, a.ibits, a.unlink, a.pos,
+		                              &umd, a.md_unlink, a.test_eq, (uint32_t)cmd->offset,
+		                              &shown, a.want_md, &me, &md);
+		want_settle(o->lib, &o->lib->lib_mds, a.want_md, rc);
+		want_settle(o->lib, &o->lib->lib_mes, a.want, rc);
+	} else {
+		rc = p3_lib_local_iface.me_md_post(o->lib, a.base, id, a.mbits, a.ibits, a.unlink,
+		                                   a.pos, &umd, a.md_unlink, a.test_eq, &me, &md);
+	}
 	free(iov);
 	if (rc == PTL_OK)
 		md_restore_start(o->lib, md, a.md.start);
@@ -822,10 +853,20 @@ int mcpd_off_cmd(struct mcpd_ep *ep, const struct myri_cmd *cmd)
 		rc = lib_call(o, cmd, res);
 	}
 	int posted = (cmd->nic_token & MYRI_LIB_POSTED) != 0;
+	int quiet = posted && (cmd->nic_token & MYRI_LIB_QUIET) != 0;
+	/* a posted ME_MD_POST refused by its EQ test: the event in the test EQ
+	 * is the answer (p3_lib_me_md_post_queued) */
+	if (posted && cmd->lib_op == MYRI_LIB_ME_MD_POST && rc == PTL_MD_NO_UPDATE) {
+		mcpd_count(ep, MYRI_C_lib_posts_refused, 1);
+		quiet = 1;
+		rc = PTL_OK;
+	}
 	mcpd_count(ep, posted ? MYRI_C_lib_posted : MYRI_C_lib_calls, 1);
-	if (posted && rc != PTL_OK)
+	if (quiet && rc != PTL_OK) /* the host asked not to hear of it */
+		mcpd_count(ep, MYRI_C_lib_posted_quiet_failed, 1);
+	else if (posted && rc != PTL_OK)
 		mcpd_count(ep, MYRI_C_lib_posted_failed, 1);
-	if (rc != PTL_OK || !posted)
+	if (!quiet && (rc != PTL_OK || !posted))
 		reply(ep, cmd->token, rc, res); /* a posted call is answered only if it failed */
 	return 0;
 }

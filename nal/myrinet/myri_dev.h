@@ -22,7 +22,8 @@
 #include <stdint.h>
 
 #define MYRI_MAGIC   0x4d595249u /* "MYRI" */
-#define MYRI_VERSION 3u          /* bumped on any layout change (3: lib counters) */
+#define MYRI_VERSION 4u /* bumped on any layout change (3: lib counters; 4: quiet
+                                calls, posted ME_MD_POST) */
 
 #define MYRI_CMDQ_LEN 1024u  /* command entries (power of two) */
 #define MYRI_EVTQ_LEN 2048u  /* event entries (power of two) */
@@ -187,8 +188,9 @@ struct myri_lib_me {
 	/* ME_MD_POST only: */
 	uint32_t md_unlink, test_eq;
 	struct myri_md md;
-	uint32_t want; /* ME_INSERT: a handle from MYRI_LIB_RESERVE the ME takes (0: any) */
-	uint32_t pad;
+	uint32_t want;    /* ME_INSERT, ME_MD_POST posted: a handle from MYRI_LIB_RESERVE
+	                     the ME takes (0: any) */
+	uint32_t want_md; /* ME_MD_POST posted: the same for the MD */
 };
 
 struct myri_lib_md {
@@ -213,10 +215,20 @@ struct myri_lib_ac {
 };
 
 /* MYRI_CMD_LIB: nic_token carries flags.  POSTED (PUT, GET, ME_INSERT,
- * MD_ATTACH, with a reserved handle in `want` for the last two): the host
- * does not wait; the NIC answers only if the call fails (the host posts only
- * calls it can prove will not, README §2.2 "Posted calls"). */
+ * MD_ATTACH, ME_MD_POST, with reserved handles in `want` (and `want_md`) for
+ * the last three): the host does not wait; the NIC answers only if the call
+ * fails (the host posts only calls it can prove will not, README §2.2
+ * "Posted calls").  A posted ME_MD_POST (PtlMEMDPostNoWait) carries in the
+ * command's `offset` the test EQ's read sequence when the host called; if
+ * the EQ's write sequence differs when the NIC runs it (an event the host
+ * had not read) or an END is owed, that is no failure: LIB writes the
+ * refusal event into the test EQ and the NIC answers nothing
+ * (lib_posts_refused). */
 #define MYRI_LIB_POSTED 1u
+/* QUIET (with POSTED; ME_UNLINK from PtlMEUnlinkNoWait): the host does not
+ * want the outcome at all; a failure is not answered either, only counted
+ * (lib_posted_quiet_failed). */
+#define MYRI_LIB_QUIET 2u
 
 struct myri_lib_move {
 	uint64_t local_offset, length, mbits, remote_offset, hdr_data;
@@ -245,7 +257,9 @@ _Static_assert(sizeof(struct myri_lib_handles) <= MYRI_HDR_LEN, "fits a command"
 	X(doorbells)                                                                               \
 	X(lib_calls)                                                                               \
 	X(lib_posted)                                                                              \
-	X(lib_posted_failed)
+	X(lib_posted_failed)                                                                       \
+	X(lib_posted_quiet_failed)                                                                 \
+	X(lib_posts_refused)
 
 enum myri_counter {
 #define MYRI_COUNTER_ENUM(n) MYRI_C_##n,

@@ -52,6 +52,106 @@ static int take(ptl_handle_eq_t eq, const ptl_event_kind_t *want, int n, uint64_
 	return 0;
 }
 
+/* PtlMEUnlinkNoWait: ME_UNLINK posted and quiet (no answer, not even when
+ * it fails); the next waiting call sees it done; one on an ME already gone
+ * is counted in lib_posted_quiet_failed, not in lib_posted_failed. */
+static int unlink_nowait(ptl_handle_ni_t ni, ptl_handle_eq_t eq)
+{
+	static uint64_t buf;
+	const ptl_process_id_t any = {PTL_NID_ANY, PTL_PID_ANY};
+	ptl_handle_me_t me;
+	ptl_handle_md_t md;
+	ptl_md_t d = {.start = &buf,
+	              .length = sizeof(buf),
+	              .threshold = 3, /* as an MPI send's: its put, ack, a get */
+	              .options = PTL_MD_OP_GET | PTL_MD_EVENT_START_DISABLE,
+	              .eq_handle = eq};
+	ptl_sr_value_t quiet0 = reg(ni, MYRI_C_lib_posted_quiet_failed);
+	ptl_sr_value_t posted0 = reg(ni, MYRI_C_lib_posted);
+	ptl_sr_value_t calls0 = reg(ni, MYRI_C_lib_calls);
+	CHECK(PtlMEAttach(ni, PT, any, 77, 0, PTL_UNLINK, PTL_INS_AFTER, &me) == PTL_OK,
+	      "PtlMEAttach (send ME)");
+	CHECK(PtlMDAttach(me, d, PTL_UNLINK, &md) == PTL_OK, "PtlMDAttach (send MD)");
+	CHECK(PtlMEUnlinkNoWait(me) == PTL_OK, "PtlMEUnlinkNoWait");
+	CHECK(PtlMEUnlinkNoWait(me) == PTL_OK, "PtlMEUnlinkNoWait of a gone ME (queued)");
+	long long calls = (long long)(reg(ni, MYRI_C_lib_calls) - calls0);
+	long long posted = (long long)(reg(ni, MYRI_C_lib_posted) - posted0);
+	long long quiet = (long long)(reg(ni, MYRI_C_lib_posted_quiet_failed) - quiet0);
+	printf("test_posted: attach + 2 unlinks without wait: %lld posted, %lld waited (reads and "
+	       "reservations), %lld quiet failures\n",
+	       posted, calls, quiet);
+	CHECK(posted >= 4, "the attaches and both unlinks posted");
+	CHECK(calls <= 4, "the unlinks did not wait"); /* 2 reads, reservations asked ahead */
+	CHECK(quiet == 1, "the second unlink failed quietly");
+	CHECK(PtlMEUnlink(me) == PTL_ME_INVALID, "the ME was gone before the next call");
+	CHECK(PtlMDUnlink(md) == PTL_MD_INVALID, "its MD went with it");
+	return 0;
+}
+
+/* PtlMEMDPostNoWait: ME_MD_POST posted; with its test EQ empty it inserts
+ * (the next waiting call sees the ME), with the EQ not empty the NIC
+ * answers nothing, counts lib_posts_refused and writes the refusal event;
+ * none of it is a failed posted call.  base: a RETAIN ME without an MD. */
+static int memdpost_nowait(ptl_handle_ni_t ni, ptl_handle_eq_t eq, ptl_handle_me_t base)
+{
+	static uint64_t buf;
+	const ptl_process_id_t any = {PTL_NID_ANY, PTL_PID_ANY};
+	ptl_handle_eq_t teq;
+	ptl_handle_me_t me;
+	ptl_handle_md_t md;
+	ptl_event_t ev;
+	ptl_md_t d = {.start = &buf,
+	              .length = sizeof(buf),
+	              .threshold = 1,
+	              .options = PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE,
+	              .user_ptr = &buf,
+	              .eq_handle = eq};
+	CHECK(PtlEQAlloc(ni, 64, PTL_EQ_HANDLER_NONE, &teq) == PTL_OK, "PtlEQAlloc (test EQ)");
+	ptl_sr_value_t refused0 = reg(ni, MYRI_C_lib_posts_refused);
+	ptl_sr_value_t posted0 = reg(ni, MYRI_C_lib_posted);
+	ptl_sr_value_t mes0 = -1;
+	PtlNIStatus(ni, PTL_SR_MES_ALLOCATED, &mes0);
+	CHECK(PtlMEMDPostNoWait(base, any, 91, 0, PTL_UNLINK, PTL_INS_BEFORE, d, PTL_UNLINK, teq,
+	                        &me, &md) == PTL_OK,
+	      "PtlMEMDPostNoWait, test EQ empty");
+	ptl_sr_value_t mes = -1;
+	PtlNIStatus(ni, PTL_SR_MES_ALLOCATED, &mes);
+	CHECK(mes == mes0 + 1, "the posted ME is there (%lld, was %lld)", (long long)mes,
+	      (long long)mes0);
+	CHECK(PtlMEUnlink(me) == PTL_OK, "unlink the posted ME");
+	/* an unread event in the test EQ: a put to ourselves from an MD
+	 * reporting to it (its SEND_END; nothing matches at portal PT + 1) */
+	ptl_md_t t = d;
+	t.threshold = PTL_MD_THRESH_INF;
+	t.eq_handle = teq;
+	t.user_ptr = NULL;
+	ptl_handle_md_t tmd;
+	ptl_process_id_t self;
+	CHECK(PtlGetId(ni, &self) == PTL_OK, "PtlGetId");
+	CHECK(PtlMDBind(ni, t, PTL_RETAIN, &tmd) == PTL_OK, "PtlMDBind (event source)");
+	CHECK(PtlPut(tmd, PTL_NOACK_REQ, self, PT + 1, 0, 0, 0, 0) == PTL_OK, "put into nothing");
+	CHECK(PtlMEMDPostNoWait(base, any, 92, 0, PTL_UNLINK, PTL_INS_BEFORE, d, PTL_UNLINK, teq,
+	                        &me, &md) == PTL_OK,
+	      "PtlMEMDPostNoWait, test EQ not empty (queued)");
+	CHECK(PtlEQWait(teq, &ev) == PTL_OK && ev.type == PTL_EVENT_SEND_END, "SEND_END in teq");
+	CHECK(PtlEQWait(teq, &ev) == PTL_OK && ev.type == PTL_EVENT_UNLINK &&
+	          ev.ni_fail_type == PTL_NI_POST_REFUSED && ev.md_handle == md &&
+	          ev.md.user_ptr == &buf && ev.match_bits == 92,
+	      "the refusal event (%s, fail %u)", PtlEventKindStr(ev.type),
+	      (unsigned)ev.ni_fail_type);
+	long long refused = (long long)(reg(ni, MYRI_C_lib_posts_refused) - refused0);
+	long long posted = (long long)(reg(ni, MYRI_C_lib_posted) - posted0);
+	printf("test_posted: 2 posts without wait: %lld posted calls (binds and puts included), "
+	       "%lld refused\n",
+	       posted, refused);
+	CHECK(refused == 1, "one post refused");
+	CHECK(posted >= 2, "both posts posted");
+	CHECK(PtlMEUnlink(me) == PTL_ME_INVALID, "the refused post's ME does not exist");
+	CHECK(PtlMDUnlink(tmd) == PTL_OK, "PtlMDUnlink (event source)");
+	CHECK(PtlEQFree(teq) == PTL_OK, "PtlEQFree");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 200, nifs;
@@ -113,6 +213,11 @@ int main(int argc, char **argv)
 	CHECK(posted >= 2LL * n + 2, "every bind and put posted");
 	CHECK(calls <= most, "only reservations waited");
 	CHECK(failed == 0, "no posted call failed");
+	if (unlink_nowait(ni, eq))
+		return 1;
+	if (memdpost_nowait(ni, eq, me))
+		return 1;
+	CHECK(reg(ni, MYRI_C_lib_posted_failed) == 0, "no posted call failed");
 	PtlNIFini(ni);
 	PtlFini();
 	printf("test_posted: ok\n");
