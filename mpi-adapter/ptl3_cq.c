@@ -88,8 +88,8 @@ static void copy_out(enum fi_cq_format f, void *dst, const struct fi_cq_tagged_e
 		d->data = e->data;
 		break;
 	}
-	default:
-		memcpy(dst, e, sizeof(*e));
+	default: /* MPICH's: an assignment, not a call to memcpy */
+		*(struct fi_cq_tagged_entry *)dst = *e;
 		break;
 	}
 }
@@ -139,9 +139,8 @@ static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
 		/* idle: hand our senders back the stage slots we are done
 		 * with (ptl3_release.c) before they run short: a full batch
 		 * at once, smaller ones after a while */
-		if (cq->ep && cq->ep->rel.npending &&
-		    (cq->ep->rel.due || (cq->empty_polls & (PTL3_RELEASE_IDLE_POLLS - 1)) == 0))
-			ptl3_release_flush_locked(cq->ep);
+		if (cq->ep && (cq->ep->rel.npending | cq->ep->rel.ndeferred))
+			ptl3_release_idle_locked(cq->ep, cq->empty_polls);
 		if (ptl3_params.yield_polls && cq->empty_polls >= ptl3_params.yield_polls) {
 			cq->empty_polls = 0;
 			yield = 1;

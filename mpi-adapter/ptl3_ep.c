@@ -311,7 +311,9 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 	}
 }
 
-static void eq_handle_locked(struct ptl3_ep *ep, ptl_event_t *ev, int unexpected)
+/* one event of either queue (out of line: tools/shmlat/lat-instr counts it) */
+static __attribute__((noinline)) void eq_handle_locked(struct ptl3_ep *ep, ptl_event_t *ev,
+						       int unexpected)
 {
 	if (ptl3_trace)
 		fprintf(stderr,
@@ -328,15 +330,12 @@ static void eq_handle_locked(struct ptl3_ep *ep, ptl_event_t *ev, int unexpected
 		eq_event_locked(ep, ev);
 }
 
-/* Callers have driven the NAL (ptl3_ep_progress_locked) or only want the
- * events already there (cancel): an empty EQ does not cost another NAL pass. */
-static void eq_drain_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq, int unexpected)
+/* The events of one EQ from the first one (rc, ev) on, handled until the
+ * queue is empty: out of line, see eq_drain_locked. */
+static __attribute__((noinline)) void eq_drain_rest_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq,
+							   int unexpected, ptl_event_t *ev, int rc)
 {
-	ptl_event_t ev;
 	for (;;) {
-		int rc = PtlEQGetNoProgress(eq, &ev);
-		if (rc == PTL_EQ_EMPTY)
-			return;
 		if (rc == PTL_EQ_DROPPED) {
 			fprintf(stderr,
 				"ptl3: FATAL: Portals %s event queue overflowed: events lost "
@@ -348,8 +347,25 @@ static void eq_drain_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq, int unexpect
 			PTL3_WARN(FI_LOG_EP_DATA, "PtlEQGet: %s\n", PtlErrorStr(rc));
 			return;
 		}
-		eq_handle_locked(ep, &ev, unexpected);
+		eq_handle_locked(ep, ev, unexpected);
+		rc = PtlEQGetNoProgress(eq, ev);
+		if (rc == PTL_EQ_EMPTY)
+			return;
 	}
+}
+
+/* Callers have driven the NAL (ptl3_ep_progress_locked) or only want the
+ * events already there (cancel): an empty EQ does not cost another NAL pass.
+ * An idle poll finds both queues empty: that check is inlined into the
+ * caller, the handling is not (one call and frame fewer per empty queue). */
+static inline __attribute__((always_inline)) void
+eq_drain_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq, int unexpected)
+{
+	ptl_event_t ev;
+	int rc = PtlEQGetNoProgress(eq, &ev);
+	if (__builtin_expect(rc == PTL_EQ_EMPTY, 1))
+		return;
+	eq_drain_rest_locked(ep, eq, unexpected, &ev, rc);
 }
 
 /* An oversubscribed node (<p3rt/oversub.h>): MPICH found nothing for a run
@@ -383,11 +399,14 @@ void ptl3_rxq_drain_ueq_locked(struct ptl3_ep *ep)
 
 void ptl3_ep_drain_locked(struct ptl3_ep *ep)
 {
-	eq_drain_locked(ep, ep->eq, 0);
+	/* arrivals first: a small message (soft receives, ptl3_soft.c) and
+	 * every unexpected one come on ueq, and MPI waits for them; the two
+	 * queues were never ordered against each other */
 	eq_drain_locked(ep, ep->ueq, 1);
-	if (ep->dom->rma_eq_valid) /* FI_RMA_EVENT only: not a call per poll */
+	eq_drain_locked(ep, ep->eq, 0);
+	if (__builtin_expect(ep->dom->rma_eq_valid, 0)) /* FI_RMA_EVENT only: not a call per poll */
 		ptl3_rma_event_drain_locked(ep);
-	if (ep->dom->agent)
+	if (__builtin_expect(ep->dom->agent != NULL, 0))
 		ptl3_atomic_agent_drain_locked(ep->dom);
 }
 
@@ -413,6 +432,8 @@ void ptl3_dom_progress_locked(struct ptl3_domain *dom)
 /* ---- cancel */
 ssize_t ptl3_ep_cancel_locked(struct ptl3_ep *ep, void *context)
 {
+	if (ptl3_soft_cancel_locked(ep, context))
+		return 0;
 	for (uint32_t i = 0; i < ep->nops; i++) {
 		struct ptl3_op *op = ep->ops[i];
 		if (!op->live || op->context != context || !op->posted)
@@ -622,6 +643,8 @@ static int ep_enable_locked(struct ptl3_ep *ep)
 	}
 	ep->ep_index = k;
 	ep->pt_base = (uint32_t)ptl3_params.pt_base;
+	ep->soft_recv = ptl3_params.soft_recv > 0 ||
+			(ptl3_params.soft_recv < 0 && strcmp(dom->nal_name, "myrinet") != 0);
 	if (PtlEQAlloc(dom->ni, (ptl_size_t)ptl3_params.eq_size, PTL_EQ_HANDLER_NONE, &ep->eq) !=
 		    PTL_OK ||
 	    PtlEQAlloc(dom->ni, (ptl_size_t)ptl3_params.eq_size, PTL_EQ_HANDLER_NONE, &ep->ueq) !=
@@ -689,46 +712,6 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void print_counters_locked(struct ptl3_ep *ep)
-{
-	ptl_sr_value_t drops = 0, droplen = 0, mes = 0, mds = 0;
-	if (ep->dom->ni_open) {
-		PtlNIStatus(ep->dom->ni, PTL_SR_DROP_COUNT, &drops);
-		PtlNIStatus(ep->dom->ni, PTL_SR_DROP_LENGTH, &droplen);
-		PtlNIStatus(ep->dom->ni, PTL_SR_MES_ALLOCATED, &mes);
-		PtlNIStatus(ep->dom->ni, PTL_SR_MDS_ALLOCATED, &mds);
-	}
-	const struct ptl3_stats *s = &ep->st;
-	fprintf(stderr,
-	        "ptl3 counters [pid %d nid %u ptl_pid %u nal %s progress %s]: puts %llu gets %llu "
-	        "acks %llu get_ends %llu replies %llu unexpected_eager %llu unexpected_header %llu "
-	        "unexpected_matched %llu mdupdate_retries %llu ebuf_reposts %llu bytes_sent %llu "
-	        "bytes_recv %llu truncated %llu cancelled %llu staged %llu releases_sent %llu "
-	        "releases_recv %llu slots_released %llu releases_bad %llu stale_data %llu "
-	        "atomics_applied %llu atomics_refused %llu atomics_dropped %llu "
-	        "portals_drop_count %llu "
-	        "portals_drop_length %llu mes_allocated %llu mds_allocated %llu\n",
-	        (int)getpid(), ep->dom->id.nid, ep->dom->id.pid, ep->dom->nal_name,
-	        ep->dom->progress_name, (unsigned long long)s->puts, (unsigned long long)s->gets,
-	        (unsigned long long)s->acks, (unsigned long long)s->get_ends,
-	        (unsigned long long)s->replies, (unsigned long long)s->ux_eager,
-	        (unsigned long long)s->ux_header, (unsigned long long)s->ux_matched,
-	        (unsigned long long)s->mdupdate_retries, (unsigned long long)s->ebuf_reposts,
-	        (unsigned long long)s->bytes_sent, (unsigned long long)s->bytes_recv,
-	        (unsigned long long)s->truncated, (unsigned long long)s->cancelled,
-	        (unsigned long long)s->staged, (unsigned long long)s->releases_sent,
-	        (unsigned long long)s->releases_recv, (unsigned long long)s->slots_released,
-	        (unsigned long long)s->releases_bad, (unsigned long long)s->stale_data,
-	        (unsigned long long)ep->dom->atomics_applied,
-	        (unsigned long long)ep->dom->atomics_refused,
-	        (unsigned long long)ep->dom->atomics_dropped,
-	        (unsigned long long)drops, (unsigned long long)droplen, (unsigned long long)mes,
-	        (unsigned long long)mds);
-	if (drops)
-		fprintf(stderr, "ptl3: WARNING: the Portals NI dropped %llu incoming requests\n",
-			(unsigned long long)drops);
-}
-
 static void unref(int *r)
 {
 	if (*r > 0)
@@ -764,7 +747,7 @@ static int ep_close(struct fid *fid)
 			        ptl3_params.close_timeout);
 		ptl3_ep_progress_locked(ep);
 		if (ptl3_params.counters)
-			print_counters_locked(ep);
+			ptl3_ep_print_counters_locked(ep);
 		for (uint32_t i = 0; i < ep->nops; i++) {
 			struct ptl3_op *op = ep->ops[i];
 			if (op->live && op->me != PTL_INVALID_HANDLE &&
