@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <sys/uio.h>
 
@@ -566,8 +567,35 @@ int ptl3_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 		  void *context);
 
 /* ---- completion plumbing (ptl3_cq.c, ptl3_cntr.c) */
-int ptl3_cq_push_locked(struct ptl3_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-			uint64_t data, uint64_t tag, int err, size_t olen);
+/* a full ring doubled (1024 slots at first); -FI_ENOMEM: the entry is lost */
+int ptl3_cq_grow_locked(struct ptl3_cq *cq);
+/* append an entry (no CQ: nothing).  Inline: a completion per message,
+ * and the call with nine arguments cost as much as the stores. */
+static inline int ptl3_cq_push_locked(struct ptl3_cq *cq, void *context, uint64_t flags,
+				      size_t len, void *buf, uint64_t data, uint64_t tag, int err,
+				      size_t olen)
+{
+	if (!cq)
+		return 0;
+	if (__builtin_expect(cq->count == cq->cap, 0)) {
+		int rc = ptl3_cq_grow_locked(cq);
+		if (rc)
+			return rc;
+	}
+	/* the capacity is a power of two: masked, not divided */
+	struct ptl3_cq_ent *e = &cq->ring[(cq->head + cq->count) & (cq->cap - 1)];
+	e->e.op_context = context;
+	e->e.flags = flags;
+	e->e.len = len;
+	e->e.buf = buf;
+	e->e.data = data;
+	e->e.tag = tag;
+	e->err = err;
+	e->olen = olen;
+	e->prov_errno = 0;
+	cq->count++;
+	return 0;
+}
 /* count one completion (or error) on cntr, if one is bound: inline, a
  * call per message for the counters MPICH never binds cost ~5 Ir */
 static inline void ptl3_cntr_inc_locked(struct ptl3_cntr *cntr, int err)
@@ -585,7 +613,19 @@ void ptl3_ep_progress_locked(struct ptl3_ep *ep);
 /* progress every enabled endpoint of the domain */
 void ptl3_dom_progress_locked(struct ptl3_domain *dom);
 struct ptl3_op *ptl3_op_alloc_locked(struct ptl3_ep *ep, int kind);
-void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op);
+/* the op's slot back to the free list (inline: one per message) */
+static inline void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op)
+{
+	if (!op->live)
+		return;
+	op->live = 0;
+	if (op->bounce_cap > PTL3_BOUNCE_KEEP) {
+		free(op->bounce);
+		op->bounce = NULL;
+		op->bounce_cap = 0;
+	}
+	ep->freeidx[ep->nfree++] = op->idx;
+}
 /* The events already posted, both EQs, without a NAL pass.  Every
  * initiating call (send, write, read) starts with it: in app progress mode
  * each Portals data-movement call gives the NAL a pass, and a pass may post
@@ -606,9 +646,25 @@ void ptl3_ep_block_locked(struct ptl3_ep *ep, int timeout_ms);
 void *ptl3_op_bounce(struct ptl3_op *op, const void *buf, size_t len);
 void *ptl3_op_uptr(const struct ptl3_op *op);
 void ptl3_tx_complete_locked(struct ptl3_ep *ep, struct ptl3_op *op, int err);
-void ptl3_rx_complete_locked(struct ptl3_ep *ep, void *context, uint64_t flags, void *buf,
-			     size_t len, uint64_t tag, uint64_t hdr, int err, size_t olen,
-			     int want_comp);
+/* a receive's completion (entry unless unwanted and successful, counter,
+ * byte count); hdr's CQ data goes into the entry.  Inline: one per message */
+static inline void ptl3_rx_complete_locked(struct ptl3_ep *ep, void *context, uint64_t flags,
+					   void *buf, size_t len, uint64_t tag, uint64_t hdr,
+					   int err, size_t olen, int want_comp)
+{
+	uint64_t data = 0;
+	if (hdr & PTL3_HDR_HAS_DATA) {
+		flags |= FI_REMOTE_CQ_DATA;
+		data = hdr & 0xFFFFFFFFULL;
+	}
+	if (!(flags & FI_TAGGED))
+		tag = 0;
+	if (want_comp || err)
+		ptl3_cq_push_locked(ep->rx_cq, context, flags, len, buf, data, tag, err, olen);
+	if (flags & FI_RECV)
+		ptl3_cntr_inc_locked(ep->recv_cntr, err);
+	ep->st.bytes_recv += len;
+}
 
 /* ---- data movement (ptl3_msg.c, ptl3_tagged.c, ptl3_rma.c) */
 extern struct fi_ops_msg ptl3_msg_ops;

@@ -17,36 +17,20 @@ static inline size_t cq_slot(const struct ptl3_cq *cq, size_t i)
 	return i & (cq->cap - 1);
 }
 
-int ptl3_cq_push_locked(struct ptl3_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-			uint64_t data, uint64_t tag, int err, size_t olen)
+int ptl3_cq_grow_locked(struct ptl3_cq *cq)
 {
-	if (!cq)
-		return 0;
-	if (cq->count == cq->cap) {
-		size_t ncap = cq->cap ? cq->cap * 2 : 1024;
-		struct ptl3_cq_ent *r = malloc(ncap * sizeof(*r));
-		if (!r) {
-			PTL3_WARN(FI_LOG_CQ, "completion queue: out of memory, completion lost\n");
-			return -FI_ENOMEM;
-		}
-		for (size_t i = 0; i < cq->count; i++)
-			r[i] = cq->ring[cq_slot(cq, cq->head + i)];
-		free(cq->ring);
-		cq->ring = r;
-		cq->cap = ncap;
-		cq->head = 0;
+	size_t ncap = cq->cap ? cq->cap * 2 : 1024;
+	struct ptl3_cq_ent *r = malloc(ncap * sizeof(*r));
+	if (!r) {
+		PTL3_WARN(FI_LOG_CQ, "completion queue: out of memory, completion lost\n");
+		return -FI_ENOMEM;
 	}
-	struct ptl3_cq_ent *e = &cq->ring[cq_slot(cq, cq->head + cq->count)];
-	e->e.op_context = context;
-	e->e.flags = flags;
-	e->e.len = len;
-	e->e.buf = buf;
-	e->e.data = data;
-	e->e.tag = tag;
-	e->err = err;
-	e->olen = olen;
-	e->prov_errno = 0;
-	cq->count++;
+	for (size_t i = 0; i < cq->count; i++)
+		r[i] = cq->ring[cq_slot(cq, cq->head + i)];
+	free(cq->ring);
+	cq->ring = r;
+	cq->cap = ncap;
+	cq->head = 0;
 	return 0;
 }
 

@@ -54,19 +54,6 @@ struct ptl3_op *ptl3_op_alloc_locked(struct ptl3_ep *ep, int kind)
 	return op;
 }
 
-void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op)
-{
-	if (!op->live)
-		return;
-	op->live = 0;
-	if (op->bounce_cap > PTL3_BOUNCE_KEEP) {
-		free(op->bounce);
-		op->bounce = NULL;
-		op->bounce_cap = 0;
-	}
-	ep->freeidx[ep->nfree++] = op->idx;
-}
-
 void *ptl3_op_bounce(struct ptl3_op *op, const void *buf, size_t len)
 {
 	if (op->bounce_cap < len) {
@@ -106,24 +93,6 @@ void ptl3_tx_complete_locked(struct ptl3_ep *ep, struct ptl3_op *op, int err)
 	if (op->want_comp || err)
 		ptl3_cq_push_locked(ep->tx_cq, op->context, op->cq_flags, 0, NULL, 0, 0, err, 0);
 	ptl3_cntr_inc_locked(ep->send_cntr, err);
-}
-
-void ptl3_rx_complete_locked(struct ptl3_ep *ep, void *context, uint64_t flags, void *buf,
-			     size_t len, uint64_t tag, uint64_t hdr, int err, size_t olen,
-			     int want_comp)
-{
-	uint64_t data = 0;
-	if (hdr & PTL3_HDR_HAS_DATA) {
-		flags |= FI_REMOTE_CQ_DATA;
-		data = hdr & 0xFFFFFFFFULL;
-	}
-	if (!(flags & FI_TAGGED))
-		tag = 0;
-	if (want_comp || err)
-		ptl3_cq_push_locked(ep->rx_cq, context, flags, len, buf, data, tag, err, olen);
-	if (flags & FI_RECV)
-		ptl3_cntr_inc_locked(ep->recv_cntr, err);
-	ep->st.bytes_recv += len;
 }
 
 static uint64_t rx_flags(int qid)

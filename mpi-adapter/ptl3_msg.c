@@ -150,7 +150,27 @@ void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64
 	}
 	struct ptl3_ux m = {NULL, ev->initiator, ev->match_bits & ~PTL3_LONG_BIT, ev->hdr_data,
 			    ev->rlength, ev->mlength, NULL, 0};
-	if (b && ev->mlength == ev->rlength) {
+	int whole = ev->mlength == ev->rlength;
+	/* we have it whole (or it is empty): its sender need not keep it */
+	if (whole)
+		ptl3_sender_done_locked(ep, ev->initiator, ev->hdr_data, 1);
+	/* a receive the provider matches itself (ptl3_soft.c) takes it first */
+	struct ptl3_op *op = q->soft_head ? ptl3_soft_take_locked(q, &m) : NULL;
+	if (op && b && whole) {
+		/* the small message's path to MPI: copied out at once, the
+		 * buffer never referenced (ux_deliver_locked's case, inline) */
+		ep->st.ux_eager++;
+		ep->st.soft_matched++;
+		size_t n = m.rlen < op->buflen ? m.rlen : op->buflen;
+		if (n)
+			memcpy(op->buf, b->mem + ev->offset, n);
+		ptl3_rx_complete_locked(ep, op->context, FI_RECV | FI_TAGGED, op->buf, n, m.tag,
+					m.hdr, m.rlen > n ? FI_ETRUNC : 0, m.rlen - n,
+					op->want_comp);
+		ptl3_op_free_locked(ep, op);
+		return;
+	}
+	if (b && whole) {
 		m.buf = b;
 		m.off = ev->offset;
 		b->refs++;
@@ -158,11 +178,6 @@ void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64
 	} else {
 		ep->st.ux_header++;
 	}
-	/* we have it whole (or it is empty): its sender need not keep it */
-	if (ev->mlength == ev->rlength)
-		ptl3_sender_done_locked(ep, ev->initiator, ev->hdr_data, 1);
-	/* a receive the provider matches itself (ptl3_soft.c) takes it first */
-	struct ptl3_op *op = q->soft_head ? ptl3_soft_take_locked(q, &m) : NULL;
 	if (op) {
 		ep->st.soft_matched++;
 		ux_deliver_locked(ep, op, &m);
