@@ -88,9 +88,11 @@ int ptl3_cq_poll_ready_locked(struct fid_cq *fcq)
 
 static ssize_t cq_read_locked(struct ptl3_cq *cq, void *buf, size_t count)
 {
-	size_t n = 0, es = entry_size(cq->format);
 	if (cq->ep)
 		ptl3_ep_progress_locked(cq->ep);
+	if (!cq->count)
+		return -FI_EAGAIN; /* an idle poll: nothing more to do */
+	size_t n = 0, es = entry_size(cq->format);
 	while (n < count && cq->count) {
 		struct ptl3_cq_ent *e = &cq->ring[cq->head];
 		if (e->err)
@@ -123,7 +125,10 @@ static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
 		/* idle: hand our senders back the stage slots we are done
 		 * with (ptl3_release.c) before they run short: a full batch
 		 * at once, smaller ones after a while */
-		if (cq->ep && (cq->ep->rel.npending | cq->ep->rel.ndeferred))
+		struct ptl3_release *rel = cq->ep ? &cq->ep->rel : NULL;
+		if (rel && (rel->ndeferred ||
+			    (rel->npending &&
+			     (rel->due || (cq->empty_polls & (PTL3_RELEASE_IDLE_POLLS - 1)) == 0))))
 			ptl3_release_idle_locked(cq->ep, cq->empty_polls);
 		if (ptl3_params.yield_polls && cq->empty_polls >= ptl3_params.yield_polls) {
 			cq->empty_polls = 0;

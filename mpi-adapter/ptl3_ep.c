@@ -366,31 +366,40 @@ void ptl3_rxq_drain_ueq_locked(struct ptl3_ep *ep)
 	eq_drain_locked(ep, ep->ueq, 1);
 }
 
-void ptl3_ep_drain_locked(struct ptl3_ep *ep)
+/* both queues' events (and the rarely used RMA-event and atomic-agent
+ * queues); inlined into the progress call, which every CQ read makes */
+static inline __attribute__((always_inline)) void ep_drain_inline(struct ptl3_ep *ep)
 {
 	/* arrivals first: a small message (soft receives, ptl3_soft.c) and
 	 * every unexpected one come on ueq, and MPI waits for them; the two
 	 * queues were never ordered against each other */
 	eq_drain_locked(ep, ep->ueq, 1);
 	eq_drain_locked(ep, ep->eq, 0);
-	if (__builtin_expect(ep->dom->rma_eq_valid, 0)) /* FI_RMA_EVENT only: not a call per poll */
+	if (__builtin_expect(ep->dom->rma_eq_valid, 0)) /* FI_RMA_EVENT only */
 		ptl3_rma_event_drain_locked(ep);
 	if (__builtin_expect(ep->dom->agent != NULL, 0))
 		ptl3_atomic_agent_drain_locked(ep->dom);
+}
+
+void ptl3_ep_drain_locked(struct ptl3_ep *ep)
+{
+	ep_drain_inline(ep);
 }
 
 void ptl3_ep_progress_locked(struct ptl3_ep *ep)
 {
 	if (!ep || !ep->enabled)
 		return;
-	if (ep->dom->app_progress)
-		PtlProgress(ep->dom->ni, 0);
-	ptl3_ep_drain_locked(ep);
+	struct ptl3_domain *dom = ep->dom;
+	if (dom->app_progress)
+		PtlProgress(dom->ni, 0);
+	ep_drain_inline(ep);
 	/* the NAL pass fed every endpoint's queues; a CQ or counter may be
 	 * shared by several endpoints of the domain */
-	for (struct ptl3_ep *o = ep->dom->eps; o; o = o->dom_next)
-		if (o != ep)
-			ptl3_ep_drain_locked(o);
+	if (__builtin_expect(dom->eps != ep || ep->dom_next != NULL, 0))
+		for (struct ptl3_ep *o = dom->eps; o; o = o->dom_next)
+			if (o != ep)
+				ptl3_ep_drain_locked(o);
 }
 
 void ptl3_dom_progress_locked(struct ptl3_domain *dom)
