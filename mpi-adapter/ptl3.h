@@ -701,6 +701,23 @@ void ptl3_soft_append_locked(struct ptl3_ep *ep, struct ptl3_rxq *q, struct ptl3
 struct ptl3_op *ptl3_soft_take_locked(struct ptl3_rxq *q, const struct ptl3_ux *x);
 /* take q's oldest soft receive off the list (it went into Portals) */
 struct ptl3_op *ptl3_soft_pop_locked(struct ptl3_rxq *q);
+/* the oldest soft receive of q taken off the list if a message from src
+ * with tag matches it, else NULL (the common case, inline; any other
+ * match: ptl3_soft_take_locked) */
+static inline struct ptl3_op *ptl3_soft_take_head_locked(struct ptl3_rxq *q, ptl_process_id_t src,
+							 uint64_t tag)
+{
+	struct ptl3_op *op = q->soft_head;
+	if (!op || ((op->tag ^ tag) & ~op->ignore) != 0 ||
+	    (op->has_src && (op->src.nid != src.nid || op->src.pid != src.pid)))
+		return NULL;
+	q->soft_head = op->next;
+	if (q->soft_tail == op)
+		q->soft_tail = NULL;
+	op->next = NULL;
+	op->soft = 0;
+	return op;
+}
 /* fi_cancel of a soft receive: 1 if context named one (cancelled), else 0 */
 int ptl3_soft_cancel_locked(struct ptl3_ep *ep, void *context);
 /* a zero-length get on a general send's PT_RDV entry: its sender may

@@ -148,28 +148,32 @@ void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64
 			  ev->initiator.nid, ev->initiator.pid);
 		return;
 	}
-	struct ptl3_ux m = {NULL, ev->initiator, ev->match_bits & ~PTL3_LONG_BIT, ev->hdr_data,
-			    ev->rlength, ev->mlength, NULL, 0};
+	uint64_t tag = ev->match_bits & ~PTL3_LONG_BIT;
 	int whole = ev->mlength == ev->rlength;
 	/* we have it whole (or it is empty): its sender need not keep it */
 	if (whole)
 		ptl3_sender_done_locked(ep, ev->initiator, ev->hdr_data, 1);
-	/* a receive the provider matches itself (ptl3_soft.c) takes it first */
-	struct ptl3_op *op = q->soft_head ? ptl3_soft_take_locked(q, &m) : NULL;
-	if (op && b && whole) {
-		/* the small message's path to MPI: copied out at once, the
-		 * buffer never referenced (ux_deliver_locked's case, inline) */
+	/* a receive the provider matches itself (ptl3_soft.c) takes it first;
+	 * the oldest one, whole in an eager buffer, is the small message's
+	 * path to MPI: copied out at once, the buffer never referenced
+	 * (ux_deliver_locked's case, inline) */
+	struct ptl3_op *op = NULL;
+	if (b && whole && (op = ptl3_soft_take_head_locked(q, ev->initiator, tag)) != NULL) {
 		ep->st.ux_eager++;
 		ep->st.soft_matched++;
-		size_t n = m.rlen < op->buflen ? m.rlen : op->buflen;
+		size_t rlen = ev->rlength, n = rlen < op->buflen ? rlen : op->buflen;
 		if (n)
 			memcpy(op->buf, b->mem + ev->offset, n);
-		ptl3_rx_complete_locked(ep, op->context, FI_RECV | FI_TAGGED, op->buf, n, m.tag,
-					m.hdr, m.rlen > n ? FI_ETRUNC : 0, m.rlen - n,
+		ptl3_rx_complete_locked(ep, op->context, FI_RECV | FI_TAGGED, op->buf, n, tag,
+					ev->hdr_data, rlen > n ? FI_ETRUNC : 0, rlen - n,
 					op->want_comp);
 		ptl3_op_free_locked(ep, op);
 		return;
 	}
+	struct ptl3_ux m = {NULL, ev->initiator, tag, ev->hdr_data, ev->rlength, ev->mlength, NULL,
+			    0};
+	if (q->soft_head)
+		op = ptl3_soft_take_locked(q, &m);
 	if (b && whole) {
 		m.buf = b;
 		m.off = ev->offset;
