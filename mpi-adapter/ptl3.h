@@ -10,7 +10,8 @@
  * PT_RMA (pt_base + 2, + 3) are the domain's, shared by its endpoints
  * (send ids are unique in the domain, the MDs route the events):
  *   PT_TAG  tagged receives: posted MEs, a marker, catch-all eager buffers and
- *           a zero-length truncating "overflow" ME (header only)
+ *           a zero-length truncating "overflow" ME (header only); small
+ *           receives are matched by the provider instead (ptl3_soft.c)
  *   PT_MSG  FI_MSG receives and FI_MULTI_RECV buffers, same catch-all layout
  *   PT_RDV  one ME per send (match bits = send id, OP_GET): the receiver pulls
  *           whatever the put could not deliver (long unexpected, truncated);
@@ -35,6 +36,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <sys/uio.h>
 
@@ -143,6 +145,8 @@ struct ptl3_params {
 	unsigned yield_polls;	/* sched_yield after this many empty CQ reads (0: never) */
 	int block_ms;		/* with yield_polls: sleep in PtlEQPoll instead (0: yield) */
 	int stage_slots;	/* inject staging slots per endpoint (0: no staging) */
+	int soft_recv;		/* match small tagged receives in the provider (ptl3_soft.c) */
+	size_t soft_recv_max;	/* ... receives of at most this many bytes */
 };
 extern struct ptl3_params ptl3_params;
 extern int ptl3_trace; /* FI_PTL3_TRACE=1: every Portals event on stderr */
@@ -319,7 +323,19 @@ struct ptl3_rxq {
 	int nebufs;
 	struct ptl3_ux *ux_head, *ux_tail;
 	size_t ux_count;
+	/* receives the provider matches itself, oldest first (ptl3_soft.c);
+	 * while any is here, every new receive of this queue joins them */
+	struct ptl3_op *soft_head, *soft_tail;
 };
+
+/* does unexpected message x match a receive of (has_src, src, tag, ignore)? */
+static inline int ptl3_ux_matches(const struct ptl3_ux *x, int has_src, ptl_process_id_t src,
+				  uint64_t tag, uint64_t ignore)
+{
+	if (has_src && (x->src.nid != src.nid || x->src.pid != src.pid))
+		return 0;
+	return ((x->tag ^ tag) & ~ignore) == 0;
+}
 
 enum ptl3_op_kind {
 	PTL3_OP_SEND = 1,	/* put + ack (+ get from PT_RDV) */
@@ -362,7 +378,11 @@ struct ptl3_op {
 	int done;		/* sync get finished */
 	int notify;		/* fi_writedata: send the CQ data (hdr) at the ACK */
 	int posted;		/* ME is in the match list */
-	struct ptl3_op *next;	/* posted list */
+	int soft;		/* in its queue's soft list (ptl3_soft.c), no ME */
+	int has_src;		/* receive: FI_DIRECTED_RECV source in src */
+	ptl_process_id_t src;
+	uint64_t ignore;	/* receive: tag bits ignored */
+	struct ptl3_op *next;	/* soft list */
 };
 
 /* one staging slot: held from the staged put until the receiver pulls
@@ -404,6 +424,11 @@ struct ptl3_release_batch {
  * power of two) */
 #define PTL3_RELEASE_IDLE_POLLS 32
 
+/* slots done with but not yet put into their batches: a message's
+ * arrival only notes its slot, the batching waits for the next empty CQ
+ * poll (ptl3_release.c) */
+#define PTL3_RELEASE_DEFER 32
+
 /* the release protocol, both sides (ptl3_release.c) */
 struct ptl3_release {
 	ptl_handle_me_t me; /* sender: on PT_RDV, match bits PTL3_SENDID_RELEASE */
@@ -411,6 +436,11 @@ struct ptl3_release {
 	int ready;
 	uint32_t npending; /* batches with count > 0 */
 	int due;           /* a batch holds PTL3_RELEASE_BATCH: out at the next empty CQ poll */
+	uint32_t ndeferred; /* slots noted in deferred[], not yet batched */
+	struct {
+		ptl_process_id_t src;
+		uint32_t slot;
+	} deferred[PTL3_RELEASE_DEFER];
 	struct ptl3_release_batch batch[PTL3_RELEASE_WAYS];
 };
 
@@ -425,6 +455,8 @@ struct ptl3_stats {
 	uint64_t slots_released;               /* stage slots freed by a release */
 	uint64_t releases_bad;                 /* releases naming no slot held for their sender */
 	uint64_t stale_data; /* data events whose operation was gone (lost data) */
+	uint64_t soft_posted, soft_matched; /* receives matched by the provider (ptl3_soft.c) */
+	uint64_t soft_flushed;              /* ... moved into Portals before a large receive */
 };
 
 struct ptl3_ep {
@@ -457,6 +489,7 @@ struct ptl3_ep {
 	uint32_t nfree;
 	uint32_t outstanding_sends;
 	uint32_t posted_recvs;
+	int soft_recv; /* small tagged receives are matched by the provider */
 	struct ptl3_stage stage;
 	struct ptl3_release rel;
 	struct ptl3_stats st;
@@ -498,8 +531,19 @@ int ptl3_eq_trywait(struct fid_eq *eq);         /* -FI_EAGAIN while not empty */
 /* ---- objects opened from the domain */
 int ptl3_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
 		 void *context);
-/* the process and endpoint index (ep_index may be NULL) of an AV entry */
-int ptl3_av_get(struct ptl3_av *av, fi_addr_t addr, ptl_process_id_t *id, uint32_t *ep_index);
+/* the process and endpoint index (ep_index may be NULL) of an AV entry:
+ * inline, every send and directed receive looks one up */
+static inline int ptl3_av_get(const struct ptl3_av *av, fi_addr_t addr, ptl_process_id_t *id,
+			      uint32_t *ep_index)
+{
+	if (!av || addr >= av->count)
+		return -FI_EINVAL;
+	id->nid = av->tab[addr].nid;
+	id->pid = av->tab[addr].pid;
+	if (ep_index)
+		*ep_index = av->tab[addr].ep_index;
+	return 0;
+}
 int ptl3_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
 		 void *context);
 /* ptl3_poll.c: poll sets; the members' side (domain lock held): a CQ
@@ -526,16 +570,65 @@ int ptl3_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 		  void *context);
 
 /* ---- completion plumbing (ptl3_cq.c, ptl3_cntr.c) */
-int ptl3_cq_push_locked(struct ptl3_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-			uint64_t data, uint64_t tag, int err, size_t olen);
-void ptl3_cntr_inc_locked(struct ptl3_cntr *cntr, int err);
+/* a full ring doubled (1024 slots at first); -FI_ENOMEM: the entry is lost */
+int ptl3_cq_grow_locked(struct ptl3_cq *cq);
+/* append an entry (no CQ: nothing).  Inline: a completion per message,
+ * and the call with nine arguments cost as much as the stores. */
+static inline int ptl3_cq_push_locked(struct ptl3_cq *cq, void *context, uint64_t flags,
+				      size_t len, void *buf, uint64_t data, uint64_t tag, int err,
+				      size_t olen)
+{
+	if (!cq)
+		return 0;
+	if (__builtin_expect(cq->count == cq->cap, 0)) {
+		int rc = ptl3_cq_grow_locked(cq);
+		if (rc)
+			return rc;
+	}
+	/* the capacity is a power of two: masked, not divided */
+	struct ptl3_cq_ent *e = &cq->ring[(cq->head + cq->count) & (cq->cap - 1)];
+	e->e.op_context = context;
+	e->e.flags = flags;
+	e->e.len = len;
+	e->e.buf = buf;
+	e->e.data = data;
+	e->e.tag = tag;
+	e->err = err;
+	e->olen = olen;
+	e->prov_errno = 0;
+	cq->count++;
+	return 0;
+}
+/* count one completion (or error) on cntr, if one is bound: inline, a
+ * call per message for the counters MPICH never binds cost ~5 Ir */
+static inline void ptl3_cntr_inc_locked(struct ptl3_cntr *cntr, int err)
+{
+	if (!cntr)
+		return;
+	if (err)
+		cntr->errors++;
+	else
+		cntr->value++;
+}
 
 /* ---- endpoint engine (ptl3_ep.c) */
 void ptl3_ep_progress_locked(struct ptl3_ep *ep);
 /* progress every enabled endpoint of the domain */
 void ptl3_dom_progress_locked(struct ptl3_domain *dom);
 struct ptl3_op *ptl3_op_alloc_locked(struct ptl3_ep *ep, int kind);
-void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op);
+/* the op's slot back to the free list (inline: one per message) */
+static inline void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op)
+{
+	if (!op->live)
+		return;
+	op->live = 0;
+	if (op->bounce_cap > PTL3_BOUNCE_KEEP) {
+		free(op->bounce);
+		op->bounce = NULL;
+		op->bounce_cap = 0;
+	}
+	ep->freeidx[ep->nfree++] = op->idx;
+}
 /* The events already posted, both EQs, without a NAL pass.  Every
  * initiating call (send, write, read) starts with it: in app progress mode
  * each Portals data-movement call gives the NAL a pass, and a pass may post
@@ -544,6 +637,8 @@ void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op);
  * peer that had fallen behind catches up would otherwise fill the EQ between
  * two drains (rma/manyget under load: 30000 events within 8192 reads). */
 void ptl3_ep_drain_locked(struct ptl3_ep *ep);
+/* print the endpoint's counters on stderr (ptl3_stats.c) */
+void ptl3_ep_print_counters_locked(struct ptl3_ep *ep);
 /* Sleep in PtlEQPoll on the EP's queues until an event (handled) or
  * timeout_ms; then drain.  For oversubscribed nodes (ptl3_cq.c). */
 void ptl3_ep_block_locked(struct ptl3_ep *ep, int timeout_ms);
@@ -554,9 +649,25 @@ void ptl3_ep_block_locked(struct ptl3_ep *ep, int timeout_ms);
 void *ptl3_op_bounce(struct ptl3_op *op, const void *buf, size_t len);
 void *ptl3_op_uptr(const struct ptl3_op *op);
 void ptl3_tx_complete_locked(struct ptl3_ep *ep, struct ptl3_op *op, int err);
-void ptl3_rx_complete_locked(struct ptl3_ep *ep, void *context, uint64_t flags, void *buf,
-			     size_t len, uint64_t tag, uint64_t hdr, int err, size_t olen,
-			     int want_comp);
+/* a receive's completion (entry unless unwanted and successful, counter,
+ * byte count); hdr's CQ data goes into the entry.  Inline: one per message */
+static inline void ptl3_rx_complete_locked(struct ptl3_ep *ep, void *context, uint64_t flags,
+					   void *buf, size_t len, uint64_t tag, uint64_t hdr,
+					   int err, size_t olen, int want_comp)
+{
+	uint64_t data = 0;
+	if (hdr & PTL3_HDR_HAS_DATA) {
+		flags |= FI_REMOTE_CQ_DATA;
+		data = hdr & 0xFFFFFFFFULL;
+	}
+	if (!(flags & FI_TAGGED))
+		tag = 0;
+	if (want_comp || err)
+		ptl3_cq_push_locked(ep->rx_cq, context, flags, len, buf, data, tag, err, olen);
+	if (flags & FI_RECV)
+		ptl3_cntr_inc_locked(ep->recv_cntr, err);
+	ep->st.bytes_recv += len;
+}
 
 /* ---- data movement (ptl3_msg.c, ptl3_tagged.c, ptl3_rma.c) */
 extern struct fi_ops_msg ptl3_msg_ops;
@@ -598,8 +709,34 @@ int ptl3_repost_waiting(const struct ptl3_ep *ep);
 void ptl3_repost_print(const struct ptl3_ep *ep);
 void ptl3_repost_free(struct ptl3_ep *ep);
 /* post receive op again as a new one is (ptl3_msg.c); < 0: failed, op freed */
-ssize_t ptl3_recv_repost_locked(struct ptl3_ep *ep, struct ptl3_op *op, int has_src,
-				ptl_process_id_t src, uint64_t ignore);
+ssize_t ptl3_recv_repost_locked(struct ptl3_ep *ep, struct ptl3_op *op);
+/* ---- receives matched by the provider (ptl3_soft.c) */
+/* whether a receive of buflen bytes on q joins the soft list */
+int ptl3_soft_wanted(const struct ptl3_ep *ep, const struct ptl3_rxq *q, size_t buflen);
+void ptl3_soft_append_locked(struct ptl3_ep *ep, struct ptl3_rxq *q, struct ptl3_op *op);
+/* the oldest soft receive of q that x matches, taken off the list; NULL if none */
+struct ptl3_op *ptl3_soft_take_locked(struct ptl3_rxq *q, const struct ptl3_ux *x);
+/* take q's oldest soft receive off the list (it went into Portals) */
+struct ptl3_op *ptl3_soft_pop_locked(struct ptl3_rxq *q);
+/* the oldest soft receive of q taken off the list if a message from src
+ * with tag matches it, else NULL (the common case, inline; any other
+ * match: ptl3_soft_take_locked) */
+static inline struct ptl3_op *ptl3_soft_take_head_locked(struct ptl3_rxq *q, ptl_process_id_t src,
+							 uint64_t tag)
+{
+	struct ptl3_op *op = q->soft_head;
+	if (!op || ((op->tag ^ tag) & ~op->ignore) != 0 ||
+	    (op->has_src && (op->src.nid != src.nid || op->src.pid != src.pid)))
+		return NULL;
+	q->soft_head = op->next;
+	if (q->soft_tail == op)
+		q->soft_tail = NULL;
+	op->next = NULL;
+	op->soft = 0;
+	return op;
+}
+/* fi_cancel of a soft receive: 1 if context named one (cancelled), else 0 */
+int ptl3_soft_cancel_locked(struct ptl3_ep *ep, void *context);
 /* a zero-length get on a general send's PT_RDV entry: its sender may
  * complete (the receiver will not pull it) */
 void ptl3_release_general_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t hdr);
@@ -654,6 +791,9 @@ void ptl3_sender_done_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint64_t 
                              int delivered_whole);
 /* send every pending release */
 void ptl3_release_flush_locked(struct ptl3_ep *ep);
+/* an empty CQ poll (the empty_polls-th in a row): batch the slots noted
+ * since the last one, send the batches that are due */
+void ptl3_release_idle_locked(struct ptl3_ep *ep, unsigned empty_polls);
 /* a release arrived (PUT_END on the release MD) */
 void ptl3_release_on_put_locked(struct ptl3_ep *ep, const ptl_event_t *ev);
 

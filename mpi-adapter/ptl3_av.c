@@ -7,17 +7,6 @@
 
 #include "ptl3.h"
 
-int ptl3_av_get(struct ptl3_av *av, fi_addr_t addr, ptl_process_id_t *id, uint32_t *ep_index)
-{
-	if (!av || addr >= av->count)
-		return -FI_EINVAL;
-	id->nid = av->tab[addr].nid;
-	id->pid = av->tab[addr].pid;
-	if (ep_index)
-		*ep_index = av->tab[addr].ep_index;
-	return 0;
-}
-
 static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_addr,
 		     uint64_t flags, void *context)
 {

@@ -8,16 +8,6 @@
 
 #include "ptl3.h"
 
-void ptl3_cntr_inc_locked(struct ptl3_cntr *cntr, int err)
-{
-	if (!cntr)
-		return;
-	if (err)
-		cntr->errors++;
-	else
-		cntr->value++;
-}
-
 static void cntr_progress_locked(struct ptl3_cntr *c)
 {
 	if (c->ep)

@@ -17,36 +17,20 @@ static inline size_t cq_slot(const struct ptl3_cq *cq, size_t i)
 	return i & (cq->cap - 1);
 }
 
-int ptl3_cq_push_locked(struct ptl3_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-			uint64_t data, uint64_t tag, int err, size_t olen)
+int ptl3_cq_grow_locked(struct ptl3_cq *cq)
 {
-	if (!cq)
-		return 0;
-	if (cq->count == cq->cap) {
-		size_t ncap = cq->cap ? cq->cap * 2 : 1024;
-		struct ptl3_cq_ent *r = malloc(ncap * sizeof(*r));
-		if (!r) {
-			PTL3_WARN(FI_LOG_CQ, "completion queue: out of memory, completion lost\n");
-			return -FI_ENOMEM;
-		}
-		for (size_t i = 0; i < cq->count; i++)
-			r[i] = cq->ring[cq_slot(cq, cq->head + i)];
-		free(cq->ring);
-		cq->ring = r;
-		cq->cap = ncap;
-		cq->head = 0;
+	size_t ncap = cq->cap ? cq->cap * 2 : 1024;
+	struct ptl3_cq_ent *r = malloc(ncap * sizeof(*r));
+	if (!r) {
+		PTL3_WARN(FI_LOG_CQ, "completion queue: out of memory, completion lost\n");
+		return -FI_ENOMEM;
 	}
-	struct ptl3_cq_ent *e = &cq->ring[cq_slot(cq, cq->head + cq->count)];
-	e->e.op_context = context;
-	e->e.flags = flags;
-	e->e.len = len;
-	e->e.buf = buf;
-	e->e.data = data;
-	e->e.tag = tag;
-	e->err = err;
-	e->olen = olen;
-	e->prov_errno = 0;
-	cq->count++;
+	for (size_t i = 0; i < cq->count; i++)
+		r[i] = cq->ring[cq_slot(cq, cq->head + i)];
+	free(cq->ring);
+	cq->ring = r;
+	cq->cap = ncap;
+	cq->head = 0;
 	return 0;
 }
 
@@ -88,8 +72,8 @@ static void copy_out(enum fi_cq_format f, void *dst, const struct fi_cq_tagged_e
 		d->data = e->data;
 		break;
 	}
-	default:
-		memcpy(dst, e, sizeof(*e));
+	default: /* MPICH's: an assignment, not a call to memcpy */
+		*(struct fi_cq_tagged_entry *)dst = *e;
 		break;
 	}
 }
@@ -104,9 +88,11 @@ int ptl3_cq_poll_ready_locked(struct fid_cq *fcq)
 
 static ssize_t cq_read_locked(struct ptl3_cq *cq, void *buf, size_t count)
 {
-	size_t n = 0, es = entry_size(cq->format);
 	if (cq->ep)
 		ptl3_ep_progress_locked(cq->ep);
+	if (!cq->count)
+		return -FI_EAGAIN; /* an idle poll: nothing more to do */
+	size_t n = 0, es = entry_size(cq->format);
 	while (n < count && cq->count) {
 		struct ptl3_cq_ent *e = &cq->ring[cq->head];
 		if (e->err)
@@ -139,9 +125,11 @@ static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
 		/* idle: hand our senders back the stage slots we are done
 		 * with (ptl3_release.c) before they run short: a full batch
 		 * at once, smaller ones after a while */
-		if (cq->ep && cq->ep->rel.npending &&
-		    (cq->ep->rel.due || (cq->empty_polls & (PTL3_RELEASE_IDLE_POLLS - 1)) == 0))
-			ptl3_release_flush_locked(cq->ep);
+		struct ptl3_release *rel = cq->ep ? &cq->ep->rel : NULL;
+		if (rel && (rel->ndeferred ||
+			    (rel->npending &&
+			     (rel->due || (cq->empty_polls & (PTL3_RELEASE_IDLE_POLLS - 1)) == 0))))
+			ptl3_release_idle_locked(cq->ep, cq->empty_polls);
 		if (ptl3_params.yield_polls && cq->empty_polls >= ptl3_params.yield_polls) {
 			cq->empty_polls = 0;
 			yield = 1;

@@ -54,19 +54,6 @@ struct ptl3_op *ptl3_op_alloc_locked(struct ptl3_ep *ep, int kind)
 	return op;
 }
 
-void ptl3_op_free_locked(struct ptl3_ep *ep, struct ptl3_op *op)
-{
-	if (!op->live)
-		return;
-	op->live = 0;
-	if (op->bounce_cap > PTL3_BOUNCE_KEEP) {
-		free(op->bounce);
-		op->bounce = NULL;
-		op->bounce_cap = 0;
-	}
-	ep->freeidx[ep->nfree++] = op->idx;
-}
-
 void *ptl3_op_bounce(struct ptl3_op *op, const void *buf, size_t len)
 {
 	if (op->bounce_cap < len) {
@@ -106,24 +93,6 @@ void ptl3_tx_complete_locked(struct ptl3_ep *ep, struct ptl3_op *op, int err)
 	if (op->want_comp || err)
 		ptl3_cq_push_locked(ep->tx_cq, op->context, op->cq_flags, 0, NULL, 0, 0, err, 0);
 	ptl3_cntr_inc_locked(ep->send_cntr, err);
-}
-
-void ptl3_rx_complete_locked(struct ptl3_ep *ep, void *context, uint64_t flags, void *buf,
-			     size_t len, uint64_t tag, uint64_t hdr, int err, size_t olen,
-			     int want_comp)
-{
-	uint64_t data = 0;
-	if (hdr & PTL3_HDR_HAS_DATA) {
-		flags |= FI_REMOTE_CQ_DATA;
-		data = hdr & 0xFFFFFFFFULL;
-	}
-	if (!(flags & FI_TAGGED))
-		tag = 0;
-	if (want_comp || err)
-		ptl3_cq_push_locked(ep->rx_cq, context, flags, len, buf, data, tag, err, olen);
-	if (flags & FI_RECV)
-		ptl3_cntr_inc_locked(ep->recv_cntr, err);
-	ep->st.bytes_recv += len;
 }
 
 static uint64_t rx_flags(int qid)
@@ -314,7 +283,9 @@ static void eq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev)
 	}
 }
 
-static void eq_handle_locked(struct ptl3_ep *ep, ptl_event_t *ev, int unexpected)
+/* one event of either queue (out of line: tools/shmlat/lat-instr counts it) */
+static __attribute__((noinline)) void eq_handle_locked(struct ptl3_ep *ep, ptl_event_t *ev,
+						       int unexpected)
 {
 	if (ptl3_trace)
 		fprintf(stderr,
@@ -339,15 +310,12 @@ static void eq_handle_locked(struct ptl3_ep *ep, ptl_event_t *ev, int unexpected
 		eq_event_locked(ep, ev);
 }
 
-/* Callers have driven the NAL (ptl3_ep_progress_locked) or only want the
- * events already there (cancel): an empty EQ does not cost another NAL pass. */
-static void eq_drain_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq, int unexpected)
+/* The events of one EQ from the first one (rc, ev) on, handled until the
+ * queue is empty: out of line, see eq_drain_locked. */
+static __attribute__((noinline)) void eq_drain_rest_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq,
+							   int unexpected, ptl_event_t *ev, int rc)
 {
-	ptl_event_t ev;
 	for (;;) {
-		int rc = PtlEQGetNoProgress(eq, &ev);
-		if (rc == PTL_EQ_EMPTY)
-			break;
 		if (rc == PTL_EQ_DROPPED) {
 			fprintf(stderr,
 				"ptl3: FATAL: Portals %s event queue overflowed: events lost "
@@ -359,10 +327,27 @@ static void eq_drain_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq, int unexpect
 			PTL3_WARN(FI_LOG_EP_DATA, "PtlEQGet: %s\n", PtlErrorStr(rc));
 			break;
 		}
-		eq_handle_locked(ep, &ev, unexpected);
+		eq_handle_locked(ep, ev, unexpected);
+		rc = PtlEQGetNoProgress(eq, ev);
+		if (rc == PTL_EQ_EMPTY)
+			break;
 	}
 	if (unexpected && ep->repost) /* refused receives, in the order of their events */
 		ptl3_repost_run_locked(ep);
+}
+
+/* Callers have driven the NAL (ptl3_ep_progress_locked) or only want the
+ * events already there (cancel): an empty EQ does not cost another NAL pass.
+ * An idle poll finds both queues empty: that check is inlined into the
+ * caller, the handling is not (one call and frame fewer per empty queue). */
+static inline __attribute__((always_inline)) void
+eq_drain_locked(struct ptl3_ep *ep, ptl_handle_eq_t eq, int unexpected)
+{
+	ptl_event_t ev;
+	int rc = PtlEQGetNoProgress(eq, &ev);
+	if (__builtin_expect(rc == PTL_EQ_EMPTY, 1))
+		return;
+	eq_drain_rest_locked(ep, eq, unexpected, &ev, rc);
 }
 
 /* An oversubscribed node (<p3rt/oversub.h>): MPICH found nothing for a run
@@ -394,28 +379,40 @@ void ptl3_rxq_drain_ueq_locked(struct ptl3_ep *ep)
 	eq_drain_locked(ep, ep->ueq, 1);
 }
 
+/* both queues' events (and the rarely used RMA-event and atomic-agent
+ * queues); inlined into the progress call, which every CQ read makes */
+static inline __attribute__((always_inline)) void ep_drain_inline(struct ptl3_ep *ep)
+{
+	/* arrivals first: a small message (soft receives, ptl3_soft.c) and
+	 * every unexpected one come on ueq, and MPI waits for them; the two
+	 * queues were never ordered against each other */
+	eq_drain_locked(ep, ep->ueq, 1);
+	eq_drain_locked(ep, ep->eq, 0);
+	if (__builtin_expect(ep->dom->rma_eq_valid, 0)) /* FI_RMA_EVENT only */
+		ptl3_rma_event_drain_locked(ep);
+	if (__builtin_expect(ep->dom->agent != NULL, 0))
+		ptl3_atomic_agent_drain_locked(ep->dom);
+}
+
 void ptl3_ep_drain_locked(struct ptl3_ep *ep)
 {
-	eq_drain_locked(ep, ep->eq, 0);
-	eq_drain_locked(ep, ep->ueq, 1);
-	if (ep->dom->rma_eq_valid) /* FI_RMA_EVENT only: not a call per poll */
-		ptl3_rma_event_drain_locked(ep);
-	if (ep->dom->agent)
-		ptl3_atomic_agent_drain_locked(ep->dom);
+	ep_drain_inline(ep);
 }
 
 void ptl3_ep_progress_locked(struct ptl3_ep *ep)
 {
 	if (!ep || !ep->enabled)
 		return;
-	if (ep->dom->app_progress)
-		PtlProgress(ep->dom->ni, 0);
-	ptl3_ep_drain_locked(ep);
+	struct ptl3_domain *dom = ep->dom;
+	if (dom->app_progress)
+		PtlProgress(dom->ni, 0);
+	ep_drain_inline(ep);
 	/* the NAL pass fed every endpoint's queues; a CQ or counter may be
 	 * shared by several endpoints of the domain */
-	for (struct ptl3_ep *o = ep->dom->eps; o; o = o->dom_next)
-		if (o != ep)
-			ptl3_ep_drain_locked(o);
+	if (__builtin_expect(dom->eps != ep || ep->dom_next != NULL, 0))
+		for (struct ptl3_ep *o = dom->eps; o; o = o->dom_next)
+			if (o != ep)
+				ptl3_ep_drain_locked(o);
 }
 
 void ptl3_dom_progress_locked(struct ptl3_domain *dom)
@@ -426,6 +423,8 @@ void ptl3_dom_progress_locked(struct ptl3_domain *dom)
 /* ---- cancel */
 ssize_t ptl3_ep_cancel_locked(struct ptl3_ep *ep, void *context)
 {
+	if (ptl3_soft_cancel_locked(ep, context))
+		return 0;
 	for (uint32_t i = 0; i < ep->nops; i++) {
 		struct ptl3_op *op = ep->ops[i];
 		if (!op->live || op->context != context || !op->posted)
@@ -635,6 +634,8 @@ static int ep_enable_locked(struct ptl3_ep *ep)
 	}
 	ep->ep_index = k;
 	ep->pt_base = (uint32_t)ptl3_params.pt_base;
+	ep->soft_recv = ptl3_params.soft_recv > 0 ||
+			(ptl3_params.soft_recv < 0 && strcmp(dom->nal_name, "myrinet") != 0);
 	if (PtlEQAlloc(dom->ni, (ptl_size_t)ptl3_params.eq_size, PTL_EQ_HANDLER_NONE, &ep->eq) !=
 		    PTL_OK ||
 	    PtlEQAlloc(dom->ni, (ptl_size_t)ptl3_params.eq_size, PTL_EQ_HANDLER_NONE, &ep->ueq) !=
@@ -663,6 +664,10 @@ static int ep_enable_locked(struct ptl3_ep *ep)
 	ep->enabled = 1;
 	/* only a NIC running LIB queues PtlMEMDPostNoWait (ptl3_repost.c) */
 	ep->posts_queued = !strcmp(dom->progress_name, "offload");
+	/* soft receives would take a message that a refused (and not yet
+	 * re-posted) older receive must get: never beside queued posts */
+	if (ep->posts_queued)
+		ep->soft_recv = 0;
 	return 0;
 }
 
@@ -704,46 +709,6 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void print_counters_locked(struct ptl3_ep *ep)
-{
-	ptl_sr_value_t drops = 0, droplen = 0, mes = 0, mds = 0;
-	if (ep->dom->ni_open) {
-		PtlNIStatus(ep->dom->ni, PTL_SR_DROP_COUNT, &drops);
-		PtlNIStatus(ep->dom->ni, PTL_SR_DROP_LENGTH, &droplen);
-		PtlNIStatus(ep->dom->ni, PTL_SR_MES_ALLOCATED, &mes);
-		PtlNIStatus(ep->dom->ni, PTL_SR_MDS_ALLOCATED, &mds);
-	}
-	const struct ptl3_stats *s = &ep->st;
-	fprintf(stderr,
-	        "ptl3 counters [pid %d nid %u ptl_pid %u nal %s progress %s]: puts %llu gets %llu "
-	        "acks %llu get_ends %llu replies %llu unexpected_eager %llu unexpected_header %llu "
-	        "unexpected_matched %llu mdupdate_retries %llu ebuf_reposts %llu bytes_sent %llu "
-	        "bytes_recv %llu truncated %llu cancelled %llu staged %llu releases_sent %llu "
-	        "releases_recv %llu slots_released %llu releases_bad %llu stale_data %llu "
-	        "atomics_applied %llu atomics_refused %llu atomics_dropped %llu "
-	        "portals_drop_count %llu "
-	        "portals_drop_length %llu mes_allocated %llu mds_allocated %llu\n",
-	        (int)getpid(), ep->dom->id.nid, ep->dom->id.pid, ep->dom->nal_name,
-	        ep->dom->progress_name, (unsigned long long)s->puts, (unsigned long long)s->gets,
-	        (unsigned long long)s->acks, (unsigned long long)s->get_ends,
-	        (unsigned long long)s->replies, (unsigned long long)s->ux_eager,
-	        (unsigned long long)s->ux_header, (unsigned long long)s->ux_matched,
-	        (unsigned long long)s->mdupdate_retries, (unsigned long long)s->ebuf_reposts,
-	        (unsigned long long)s->bytes_sent, (unsigned long long)s->bytes_recv,
-	        (unsigned long long)s->truncated, (unsigned long long)s->cancelled,
-	        (unsigned long long)s->staged, (unsigned long long)s->releases_sent,
-	        (unsigned long long)s->releases_recv, (unsigned long long)s->slots_released,
-	        (unsigned long long)s->releases_bad, (unsigned long long)s->stale_data,
-	        (unsigned long long)ep->dom->atomics_applied,
-	        (unsigned long long)ep->dom->atomics_refused,
-	        (unsigned long long)ep->dom->atomics_dropped,
-	        (unsigned long long)drops, (unsigned long long)droplen, (unsigned long long)mes,
-	        (unsigned long long)mds);
-	if (drops)
-		fprintf(stderr, "ptl3: WARNING: the Portals NI dropped %llu incoming requests\n",
-			(unsigned long long)drops);
-}
-
 static void unref(int *r)
 {
 	if (*r > 0)
@@ -779,7 +744,7 @@ static int ep_close(struct fid *fid)
 			        ptl3_params.close_timeout);
 		ptl3_ep_progress_locked(ep);
 		if (ptl3_params.counters) {
-			print_counters_locked(ep);
+			ptl3_ep_print_counters_locked(ep);
 			ptl3_repost_print(ep);
 		}
 		for (uint32_t i = 0; i < ep->nops; i++) {

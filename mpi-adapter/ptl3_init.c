@@ -114,6 +114,13 @@ void ptl3_params_load(void)
 	ptl3_params.rma = 1;
 	if (fi_param_get_bool(&ptl3_prov, "rma", &v) == FI_SUCCESS)
 		ptl3_params.rma = v;
+	/* -1: on unless the NI's NAL is myrinet (decided at endpoint enable) */
+	ptl3_params.soft_recv = -1;
+	if (fi_param_get_bool(&ptl3_prov, "soft_recv", &v) == FI_SUCCESS)
+		ptl3_params.soft_recv = v;
+	get_size("soft_recv_max", &ptl3_params.soft_recv_max, 1024, 0);
+	if (ptl3_params.soft_recv_max > ptl3_params.eager)
+		ptl3_params.soft_recv_max = ptl3_params.eager;
 }
 
 /* the entry point libfabric looks up in a dlopened provider */
@@ -156,6 +163,12 @@ FI_EXT_INI
 	fi_param_define(&ptl3_prov, "stage_slots", FI_PARAM_INT,
 			"inject sends in flight that are staged in one region exposed once, not an ME "
 			"and MD each (0: none; default: 256)");
+	fi_param_define(&ptl3_prov, "soft_recv", FI_PARAM_BOOL,
+			"match small tagged receives in the provider (no Portals ME and MD each; "
+			"default: yes, except over the myrinet NAL, which matches on its NIC)");
+	fi_param_define(&ptl3_prov, "soft_recv_max", FI_PARAM_INT,
+			"largest tagged receive buffer matched in the provider (FI_PTL3_SOFT_RECV; "
+			"at most the eager limit; default: 1024)");
 	fi_param_define(
 	    &ptl3_prov, "rma", FI_PARAM_BOOL,
 	    "offer FI_RMA (fi_read/fi_write on PT_RMA; default: yes. MPICH then reads "

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* ptl3_msg.c - FI_MSG and FI_MULTI_RECV, and the send/receive engine shared
- * with FI_TAGGED: receive queues (posted MEs | marker | unexpected buffers |
- * overflow ME), the unexpected list, race-free posting with PtlMEMDPost. */
+/* ptl3_msg.c - the send/receive engine shared by FI_MSG (ptl3_untagged.c)
+ * and FI_TAGGED (ptl3_tagged.c), and FI_MULTI_RECV: receive queues (posted
+ * MEs | marker | unexpected buffers | overflow ME), the unexpected list,
+ * race-free posting with PtlMEMDPost, soft receives' arrival and their
+ * move into Portals (ptl3_soft.c). */
 #include "config.h"
 
 #include <sched.h>
@@ -112,7 +114,10 @@ void ptl3_rxq_teardown_locked(struct ptl3_ep *ep, struct ptl3_rxq *q)
 		free(u);
 	}
 	q->ux_tail = NULL;
+	q->soft_head = q->soft_tail = NULL; /* their ops go with the op table */
 }
+
+static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struct ptl3_ux *x);
 
 void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64_t u)
 {
@@ -143,27 +148,51 @@ void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64
 			  ev->initiator.nid, ev->initiator.pid);
 		return;
 	}
-	struct ptl3_ux *x = calloc(1, sizeof(*x));
-	if (!x) {
-		fprintf(stderr, "ptl3: FATAL: out of memory queueing an unexpected message\n");
-		abort();
+	uint64_t tag = ev->match_bits & ~PTL3_LONG_BIT;
+	int whole = ev->mlength == ev->rlength;
+	/* we have it whole (or it is empty): its sender need not keep it */
+	if (whole)
+		ptl3_sender_done_locked(ep, ev->initiator, ev->hdr_data, 1);
+	/* a receive the provider matches itself (ptl3_soft.c) takes it first;
+	 * the oldest one, whole in an eager buffer, is the small message's
+	 * path to MPI: copied out at once, the buffer never referenced
+	 * (ux_deliver_locked's case, inline) */
+	struct ptl3_op *op = NULL;
+	if (b && whole && (op = ptl3_soft_take_head_locked(q, ev->initiator, tag)) != NULL) {
+		ep->st.ux_eager++;
+		ep->st.soft_matched++;
+		size_t rlen = ev->rlength, n = rlen < op->buflen ? rlen : op->buflen;
+		if (n)
+			memcpy(op->buf, b->mem + ev->offset, n);
+		ptl3_rx_complete_locked(ep, op->context, FI_RECV | FI_TAGGED, op->buf, n, tag,
+					ev->hdr_data, rlen > n ? FI_ETRUNC : 0, rlen - n,
+					op->want_comp);
+		ptl3_op_free_locked(ep, op);
+		return;
 	}
-	x->src = ev->initiator;
-	x->tag = ev->match_bits & ~PTL3_LONG_BIT;
-	x->hdr = ev->hdr_data;
-	x->rlen = ev->rlength;
-	x->mlen = ev->mlength;
-	if (b && ev->mlength == ev->rlength) {
-		x->buf = b;
-		x->off = ev->offset;
+	struct ptl3_ux m = {NULL, ev->initiator, tag, ev->hdr_data, ev->rlength, ev->mlength, NULL,
+			    0};
+	if (q->soft_head)
+		op = ptl3_soft_take_locked(q, &m);
+	if (b && whole) {
+		m.buf = b;
+		m.off = ev->offset;
 		b->refs++;
 		ep->st.ux_eager++;
 	} else {
 		ep->st.ux_header++;
 	}
-	/* we have it whole (or it is empty): its sender need not keep it */
-	if (ev->mlength == ev->rlength)
-		ptl3_sender_done_locked(ep, ev->initiator, ev->hdr_data, 1);
+	if (op) {
+		ep->st.soft_matched++;
+		ux_deliver_locked(ep, op, &m);
+		return;
+	}
+	struct ptl3_ux *x = malloc(sizeof(*x));
+	if (!x) {
+		fprintf(stderr, "ptl3: FATAL: out of memory queueing an unexpected message\n");
+		abort();
+	}
+	*x = m;
 	if (q->ux_tail)
 		q->ux_tail->next = x;
 	else
@@ -172,20 +201,12 @@ void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64
 	q->ux_count++;
 }
 
-static int ux_match(const struct ptl3_ux *x, int has_src, ptl_process_id_t src, uint64_t tag,
-		    uint64_t ignore)
-{
-	if (has_src && (x->src.nid != src.nid || x->src.pid != src.pid))
-		return 0;
-	return ((x->tag ^ tag) & ~ignore) == 0;
-}
-
 static struct ptl3_ux *ux_find_locked(struct ptl3_rxq *q, int has_src, ptl_process_id_t src,
 				      uint64_t tag, uint64_t ignore, int remove)
 {
 	struct ptl3_ux *prev = NULL;
 	for (struct ptl3_ux *x = q->ux_head; x; prev = x, x = x->next) {
-		if (!ux_match(x, has_src, src, tag, ignore))
+		if (!ptl3_ux_matches(x, has_src, src, tag, ignore))
 			continue;
 		if (remove) {
 			if (prev)
@@ -243,12 +264,12 @@ void ptl3_release_general_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint6
 	pull_start_locked(ep, NULL, src, hdr, NULL, 0);
 }
 
-/* deliver an unexpected message to a receive op (RECV); frees x; may free op */
-static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, struct ptl3_ux *x)
+/* deliver an unexpected message to a receive op (RECV); may free op (the
+ * caller frees x) */
+static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struct ptl3_ux *x)
 {
 	size_t n = x->rlen < op->buflen ? x->rlen : op->buflen;
 	uint64_t flags = FI_RECV | (op->qid == PTL3_Q_TAG ? FI_TAGGED : FI_MSG);
-	ep->st.ux_matched++;
 	if (x->buf || x->rlen == 0) {
 		if (n)
 			memcpy(op->buf, x->buf->mem + x->off, n);
@@ -257,7 +278,6 @@ static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, struct ptl3
 		ptl3_rx_complete_locked(ep, op->context, flags, op->buf, n, x->tag, x->hdr,
 					x->rlen > n ? FI_ETRUNC : 0, x->rlen - n, op->want_comp);
 		ptl3_op_free_locked(ep, op);
-		free(x);
 		return 0;
 	}
 	op->kind = PTL3_OP_PULL;
@@ -270,8 +290,16 @@ static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, struct ptl3
 					1);
 		ptl3_op_free_locked(ep, op);
 	}
-	free(x);
 	return 0;
+}
+
+/* an unexpected message x taken off the list for receive op */
+static int ux_take_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, struct ptl3_ux *x)
+{
+	ep->st.ux_matched++;
+	int r = ux_deliver_locked(ep, op, x);
+	free(x);
+	return r;
 }
 
 /* PtlMEMDPost found the unexpected EQ not empty: an event to read, or an
@@ -287,37 +315,85 @@ static void mdpost_retry_locked(struct ptl3_ep *ep)
 		sched_yield(); /* the progress thread finishes it */
 }
 
-/* post a RECV op: unexpected list first, then an ME before the marker,
+/* PtlMEMDPost of a RECV op's ME before the marker, conditional on the
+ * unexpected EQ being empty (PTL_MD_NO_UPDATE otherwise) */
+static int me_post_locked(struct ptl3_ep *ep, struct ptl3_rxq *q, struct ptl3_op *op)
+{
+	ptl_md_t md;
+	memset(&md, 0, sizeof(md));
+	md.start = op->buflen ? (void *)op->buf : (void *)&ptl3_zero_byte;
+	md.length = op->buflen;
+	md.threshold = 1;
+	md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
+		     PTL_MD_EVENT_UNLINK_DISABLE;
+	md.user_ptr = ptl3_op_uptr(op);
+	md.eq_handle = ep->eq;
+	ptl_process_id_t mid = op->has_src ? op->src : any_id;
+	uint64_t mbits = op->qid == PTL3_Q_TAG ? op->tag & ~PTL3_LONG_BIT : 0;
+	uint64_t ibits = op->qid == PTL3_Q_TAG ? (op->ignore | PTL3_LONG_BIT) : ~0ULL;
+	/* Without waiting where the NI can (LIB in a NIC): a refusal then comes
+	 * as an event in ep->ueq (ptl3_repost.c, which re-posts with the
+	 * waiting call).  Where LIB runs in the process both are the same. */
+	int rc = (ptl3_repost_waiting(ep) ? PtlMEMDPost : PtlMEMDPostNoWait)(
+	    q->marker, mid, mbits, ibits, PTL_UNLINK, PTL_INS_BEFORE, md, PTL_UNLINK, ep->ueq,
+	    &op->me, &op->md);
+	if (rc == PTL_OK) {
+		ep->posts_unsettled = ep->posts_queued;
+		op->posted = 1;
+		ep->posted_recvs++;
+	}
+	return rc;
+}
+
+/* Before a receive goes into Portals, the soft receives of its queue
+ * (ptl3_soft.c), all older, go there first, oldest first: a message must
+ * match the oldest receive it fits.  Each post is conditional on the
+ * unexpected EQ being empty; the drain before it may complete the oldest
+ * one.  Returns 0, or -1 if one could not be posted (the rest stay soft,
+ * and so must the new receive). */
+static int soft_flush_locked(struct ptl3_ep *ep, struct ptl3_rxq *q)
+{
+	for (;;) {
+		ptl3_rxq_drain_ueq_locked(ep);
+		struct ptl3_op *op = q->soft_head;
+		if (!op)
+			return 0;
+		int rc = me_post_locked(ep, q, op);
+		if (rc == PTL_MD_NO_UPDATE) {
+			mdpost_retry_locked(ep);
+			continue;
+		}
+		if (rc != PTL_OK) {
+			PTL3_WARN(FI_LOG_EP_DATA, "PtlMEMDPost (soft receive): %s\n",
+				  PtlErrorStr(rc));
+			return -1;
+		}
+		ptl3_soft_pop_locked(q);
+		ep->st.soft_flushed++;
+	}
+}
+
+/* post a RECV op: unexpected list first, then the soft list (small
+ * receives, or behind other soft ones) or an ME before the marker,
  * atomically conditional on the unexpected EQ being empty */
-static ssize_t post_recv_locked(struct ptl3_ep *ep, struct ptl3_op *op, int has_src,
-				ptl_process_id_t src, uint64_t ignore)
+static ssize_t post_recv_locked(struct ptl3_ep *ep, struct ptl3_op *op)
 {
 	struct ptl3_rxq *q = &ep->q[op->qid];
 	for (;;) {
 		if (ep->posts_unsettled) /* queued posts ran: their refusals are in ep->ueq */
 			ptl3_repost_settle_locked(ep);
 		ptl3_rxq_drain_ueq_locked(ep);
-		struct ptl3_ux *x = ux_find_locked(q, has_src, src, op->tag, ignore, 1);
+		struct ptl3_ux *x = ux_find_locked(q, op->has_src, op->src, op->tag, op->ignore, 1);
 		if (x)
-			return ux_deliver_locked(ep, op, x);
-		ptl_md_t md;
-		memset(&md, 0, sizeof(md));
-		md.start = op->buflen ? (void *)op->buf : (void *)&ptl3_zero_byte;
-		md.length = op->buflen;
-		md.threshold = 1;
-		md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
-			     PTL_MD_EVENT_UNLINK_DISABLE;
-		md.user_ptr = ptl3_op_uptr(op);
-		md.eq_handle = ep->eq;
-		ptl_process_id_t mid = has_src ? src : any_id;
-		uint64_t mbits = op->qid == PTL3_Q_TAG ? op->tag & ~PTL3_LONG_BIT : 0;
-		uint64_t ibits = op->qid == PTL3_Q_TAG ? (ignore | PTL3_LONG_BIT) : ~0ULL;
-		/* Without waiting where the NI can (LIB in a NIC): a refusal then
-		 * comes as an event in ep->ueq (ptl3_repost.c, which re-posts
-		 * with the waiting call). */
-		int rc = (ep->repost && ptl3_repost_waiting(ep) ? PtlMEMDPost : PtlMEMDPostNoWait)(
-		    q->marker, mid, mbits, ibits, PTL_UNLINK, PTL_INS_BEFORE, md, PTL_UNLINK, ep->ueq,
-		    &op->me, &op->md);
+			return ux_take_deliver_locked(ep, op, x);
+		if (ptl3_soft_wanted(ep, q, op->buflen)) {
+			if (op->buflen <= ptl3_params.soft_recv_max || soft_flush_locked(ep, q)) {
+				ptl3_soft_append_locked(ep, q, op);
+				return 0;
+			}
+			continue; /* flushed: the drain may have brought a match */
+		}
+		int rc = me_post_locked(ep, q, op);
 		if (rc == PTL_MD_NO_UPDATE) {
 			mdpost_retry_locked(ep);
 			continue;
@@ -327,17 +403,14 @@ static ssize_t post_recv_locked(struct ptl3_ep *ep, struct ptl3_op *op, int has_
 			ptl3_op_free_locked(ep, op);
 			return ptl3_ptl_to_fi(rc);
 		}
-		ep->posts_unsettled = ep->posts_queued;
-		op->posted = 1;
-		ep->posted_recvs++;
 		return 0;
 	}
 }
 
-ssize_t ptl3_recv_repost_locked(struct ptl3_ep *ep, struct ptl3_op *op, int has_src,
-				ptl_process_id_t src, uint64_t ignore)
+/* the op keeps its source and ignore bits from its first post */
+ssize_t ptl3_recv_repost_locked(struct ptl3_ep *ep, struct ptl3_op *op)
 {
-	return post_recv_locked(ep, op, has_src, src, ignore);
+	return post_recv_locked(ep, op);
 }
 
 static void mrecv_release_locked(struct ptl3_ep *ep, struct ptl3_op *op)
@@ -524,7 +597,7 @@ static ssize_t peek_claim_locked(struct ptl3_ep *ep, const struct iovec *iov, si
 	op->buf = count ? iov[0].iov_base : NULL;
 	op->buflen = count ? iov[0].iov_len : 0;
 	op->want_comp = want;
-	return ux_deliver_locked(ep, op, x);
+	return ux_take_deliver_locked(ep, op, x);
 }
 
 ssize_t ptl3_recv_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
@@ -545,7 +618,7 @@ ssize_t ptl3_recv_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 		return r;
 	}
 	int has_src;
-	ptl_process_id_t sid;
+	ptl_process_id_t sid = any_id;
 	if (resolve_src(ep, src, &has_src, &sid)) {
 		ptl3_unlock_data(ep->dom);
 		return -FI_EINVAL;
@@ -561,11 +634,14 @@ ssize_t ptl3_recv_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	op->buf = count ? iov[0].iov_base : NULL;
 	op->buflen = count ? iov[0].iov_len : 0;
 	op->tag = tag;
+	op->has_src = has_src;
+	op->src = sid;
+	op->ignore = ignore;
 	op->want_comp = !ep->rx_selective || (flags & FI_COMPLETION);
 	if (multi)
 		r = post_mrecv_locked(ep, op);
 	else
-		r = post_recv_locked(ep, op, has_src, sid, ignore);
+		r = post_recv_locked(ep, op);
 	ptl3_unlock_data(ep->dom);
 	return r;
 }
@@ -685,90 +761,3 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 	ep->st.bytes_sent += len;
 	return send_out(ep, 0);
 }
-
-/* ---- FI_MSG ops */
-static ssize_t msg_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
-			void *context)
-{
-	struct ptl3_ep *ep = ptl3_ep_of(fep);
-	struct iovec iov = {buf, len};
-	return ptl3_recv_common(ep, PTL3_Q_MSG, &iov, 1, src, 0, ~0ULL, context, ep->rx_op_flags);
-}
-
-static ssize_t msg_recvv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
-			 fi_addr_t src, void *context)
-{
-	struct ptl3_ep *ep = ptl3_ep_of(fep);
-	return ptl3_recv_common(ep, PTL3_Q_MSG, iov, count, src, 0, ~0ULL, context,
-				ep->rx_op_flags);
-}
-
-static ssize_t msg_recvmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
-{
-	struct ptl3_ep *ep = ptl3_ep_of(fep);
-	return ptl3_recv_common(ep, PTL3_Q_MSG, msg->msg_iov, msg->iov_count, msg->addr, 0, ~0ULL,
-				msg->context, flags);
-}
-
-static ssize_t msg_send(struct fid_ep *fep, const void *buf, size_t len, void *desc,
-			fi_addr_t dest, void *context)
-{
-	struct ptl3_ep *ep = ptl3_ep_of(fep);
-	struct iovec iov = {(void *)buf, len};
-	return ptl3_send_common(ep, PTL3_Q_MSG, &iov, 1, dest, 0, 0, 0, context, ep->tx_op_flags);
-}
-
-static ssize_t msg_sendv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
-			 fi_addr_t dest, void *context)
-{
-	struct ptl3_ep *ep = ptl3_ep_of(fep);
-	return ptl3_send_common(ep, PTL3_Q_MSG, iov, count, dest, 0, 0, 0, context,
-				ep->tx_op_flags);
-}
-
-static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
-{
-	struct ptl3_ep *ep = ptl3_ep_of(fep);
-	if (!msg)
-		return -FI_EINVAL;
-	return ptl3_send_common(ep, PTL3_Q_MSG, msg->msg_iov, msg->iov_count, msg->addr, 0,
-				msg->data, !!(flags & FI_REMOTE_CQ_DATA), msg->context,
-				flags & ~PTL3_INJECT_CALL);
-}
-
-static ssize_t msg_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest)
-{
-	struct iovec iov = {(void *)buf, len};
-	return ptl3_send_common(ptl3_ep_of(fep), PTL3_Q_MSG, &iov, 1, dest, 0, 0, 0, NULL,
-				FI_INJECT | PTL3_INJECT_CALL);
-}
-
-static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
-			    uint64_t data, fi_addr_t dest, void *context)
-{
-	struct ptl3_ep *ep = ptl3_ep_of(fep);
-	struct iovec iov = {(void *)buf, len};
-	return ptl3_send_common(ep, PTL3_Q_MSG, &iov, 1, dest, 0, data, 1, context,
-				ep->tx_op_flags);
-}
-
-static ssize_t msg_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
-			      fi_addr_t dest)
-{
-	struct iovec iov = {(void *)buf, len};
-	return ptl3_send_common(ptl3_ep_of(fep), PTL3_Q_MSG, &iov, 1, dest, 0, data, 1, NULL,
-				FI_INJECT | PTL3_INJECT_CALL);
-}
-
-struct fi_ops_msg ptl3_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = msg_recv,
-	.recvv = msg_recvv,
-	.recvmsg = msg_recvmsg,
-	.send = msg_send,
-	.sendv = msg_sendv,
-	.sendmsg = msg_sendmsg,
-	.inject = msg_inject,
-	.senddata = msg_senddata,
-	.injectdata = msg_injectdata,
-};

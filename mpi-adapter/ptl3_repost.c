@@ -117,9 +117,8 @@ static void repost_one_locked(struct ptl3_ep *ep, const struct ptl3_refused *f)
 	ep->posted_recvs--;
 	void *context = op->context, *buf = op->buf;
 	uint64_t tag = op->tag, flags = FI_RECV | (op->qid == PTL3_Q_TAG ? FI_TAGGED : FI_MSG);
-	int has_src = !(f->src.nid == PTL_NID_ANY && f->src.pid == PTL_PID_ANY);
 	ep->repost->reposted++;
-	ssize_t rc = ptl3_recv_repost_locked(ep, op, has_src, f->src, f->ignore);
+	ssize_t rc = ptl3_recv_repost_locked(ep, op);
 	if (rc < 0) /* the op is freed; its receive ends with the error */
 		ptl3_rx_complete_locked(ep, context, flags, buf, 0, tag, 0, (int)-rc, 0, 1);
 }

@@ -149,11 +149,11 @@ int main(void)
 			if (order == 0) /* expected: receive posted first */
 				TRY(fi_trecv(ep, rb, n, NULL, FI_ADDR_UNSPEC, tag, 0, &rctx));
 			TRY(fi_tsenddata(ep, sb, n, NULL, 0xabcd0000u + (unsigned)k, self, tag, &sctx));
+			int sent = 0;
 			if (order == 1) { /* unexpected: let it arrive first */
-				for (int i = 0; i < 100; i++) {
+				for (int i = 0; i < 100 && !sent; i++) {
 					struct fi_cq_tagged_entry x;
-					if (fi_cq_read(cq, &x, 1) == 1 && x.op_context == &sctx)
-						break;
+					sent = fi_cq_read(cq, &x, 1) == 1 && x.op_context == &sctx;
 				}
 				TRY(fi_trecv(ep, rb, n, NULL, self, tag, 0, &rctx));
 			}
@@ -164,7 +164,11 @@ int main(void)
 			CHECK((e.flags & FI_REMOTE_CQ_DATA) && e.data == 0xabcd0000u + (unsigned)k,
 			      "cq data");
 			CHECK(same(rb, n, (int)k + order), "payload %zu bytes order %d", n, order);
-			if (order == 0)
+			/* a long unexpected send ends when the receive pulls it:
+			 * wait for it too, or its completion is left over for a
+			 * later wait on sctx (completions of a send and of its
+			 * receive come in either order) */
+			if (!sent)
 				fi_test_wait(cq, &sctx, NULL, NULL);
 		}
 	}
@@ -194,6 +198,62 @@ int main(void)
 	TRY(fi_trecv(ep, rb, 10, NULL, FI_ADDR_UNSPEC, 999, 0, &rctx));
 	CHECK(fi_cancel(&ep->fid, &rctx) == 0, "fi_cancel");
 	CHECK(fi_test_wait(cq, &rctx, NULL, &ee) == FI_ECANCELED, "ECANCELED");
+
+	/* receives the provider matches itself (small ones, ptl3_soft.c) and
+	 * receives posted in Portals (large ones) keep their posting order: a
+	 * large receive first moves the soft ones before it into Portals */
+	{
+		struct fi_context c[4];
+		char *big2 = malloc(BIG);
+		/* soft, then large (the soft one becomes an ME first) */
+		TRY(fi_trecv(ep, rb, 64, NULL, FI_ADDR_UNSPEC, 0x900, 0, &c[0]));
+		TRY(fi_trecv(ep, big2, BIG, NULL, FI_ADDR_UNSPEC, 0x900, 0, &c[1]));
+		/* large (an ME), then soft */
+		TRY(fi_trecv(ep, big2 + 4096, 8192, NULL, FI_ADDR_UNSPEC, 0x901, 0, &c[2]));
+		TRY(fi_trecv(ep, rb + 128, 64, NULL, FI_ADDR_UNSPEC, 0x901, 0, &c[3]));
+		uint64_t tags[4] = {0x900, 0x900, 0x901, 0x901};
+		for (int i = 0; i < 4; i++) {
+			fill(sb, 40, 50 + i);
+			TRY(fi_tsend(ep, sb, 40, NULL, self, tags[i], &sctx));
+			fi_test_wait(cq, &sctx, NULL, NULL);
+			CHECK(fi_test_wait(cq, &c[i], &e, NULL) == 0 && e.len == 40 &&
+			          e.tag == tags[i],
+			      "soft/posted order: message %d to receive %d", i, i);
+		}
+		CHECK(same(rb, 40, 50) && same(big2, 40, 51) && same(big2 + 4096, 40, 52) &&
+		          same(rb + 128, 40, 53),
+		      "soft/posted order: payloads");
+		/* a soft receive behind another one is cancelled; the older one
+		 * still takes its message, the cancelled one's goes unexpected */
+		TRY(fi_trecv(ep, rb, 64, NULL, FI_ADDR_UNSPEC, 0x902, 0, &c[0]));
+		TRY(fi_trecv(ep, rb + 64, 64, NULL, FI_ADDR_UNSPEC, 0x903, 0, &c[1]));
+		CHECK(fi_cancel(&ep->fid, &c[1]) == 0, "cancel a soft receive");
+		CHECK(fi_test_wait(cq, &c[1], NULL, &ee) == FI_ECANCELED, "soft: ECANCELED");
+		CHECK(fi_cancel(&ep->fid, &c[1]) == -FI_ENOENT, "soft: cancelled twice");
+		fill(sb, 30, 60);
+		TRY(fi_tsend(ep, sb, 30, NULL, self, 0x903, &sctx));
+		fi_test_wait(cq, &sctx, NULL, NULL);
+		fill(sb, 20, 61);
+		TRY(fi_tsend(ep, sb, 20, NULL, self, 0x902, &sctx));
+		fi_test_wait(cq, &sctx, NULL, NULL);
+		CHECK(fi_test_wait(cq, &c[0], &e, NULL) == 0 && e.len == 20 && same(rb, 20, 61),
+		      "soft: the older receive takes its message");
+		TRY(fi_trecv(ep, rb + 64, 64, NULL, FI_ADDR_UNSPEC, 0x903, 0, &c[1]));
+		CHECK(fi_test_wait(cq, &c[1], &e, NULL) == 0 && e.len == 30 &&
+		          same(rb + 64, 30, 60),
+		      "soft: the cancelled receive's message waited unexpected");
+		/* a message above the eager limit into a soft receive: pulled,
+		 * truncated to the receive */
+		TRY(fi_trecv(ep, rb, 100, NULL, FI_ADDR_UNSPEC, 0x904, 0, &c[0]));
+		fill(sb, 100000, 62);
+		TRY(fi_tsend(ep, sb, 100000, NULL, self, 0x904, &sctx));
+		memset(&ee, 0, sizeof(ee));
+		CHECK(fi_test_wait(cq, &c[0], NULL, &ee) == FI_ETRUNC && ee.olen == 100000 - 100 &&
+		          same(rb, 100, 62),
+		      "soft: long message truncated (olen %zu)", ee.olen);
+		CHECK(fi_test_wait(cq, &sctx, NULL, NULL) == 0, "soft: long send completes");
+		free(big2);
+	}
 
 	/* peek / claim */
 	struct fi_msg_tagged m;
