@@ -162,7 +162,7 @@ START_TEST(test_hostile_records)
 				}
 			}
 			if ((rnd() & 7) == 0)
-				atomic_store(&tx.rg_ctl->rc_head, rnd()); /* impossible head */
+				atomic_store(&tx.rg_ctl->rc_head, rnd()); /* head without stamps: nothing */
 			else
 				shm_ring_publish(&tx);
 			for (int k = 0; k < 3; k++)
