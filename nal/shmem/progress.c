@@ -172,9 +172,9 @@ static int shm_rx_maybe_pending(struct shm_ni *ni)
 		n = ni->ni_cf.cf_max_peers;
 	for (uint32_t i = 0; i < n; i++) {
 		struct shm_ring_ctl *ctl = ni->ni_rx_ctl[i];
-		if (ctl && shm_ring_stamped((const uint8_t *)(ctl + 1), ni->ni_cf.cf_ring_size,
-		                            atomic_load_explicit(&ctl->rc_tail,
-		                                                 memory_order_relaxed)))
+		if (ctl &&
+		    shm_ring_stamped((const uint8_t *)(ctl + 1), ni->ni_cf.cf_ring_size,
+		                     atomic_load_explicit(&ctl->rc_tail, memory_order_relaxed)))
 			return 1;
 	}
 	return 0;

@@ -60,8 +60,8 @@ static_assert(offsetof(struct shm_ring_ctl, rc_want_space) == 128, "flags on the
 /* Every record starts with this header (16 bytes).  r_kind 0 is the ring's
  * own WRAP filler; other kinds belong to the user of the ring. */
 struct shm_rec {
-	uint32_t r_len;  /* whole record, multiple of SHM_RING_ALIGN */
-	uint16_t r_kind; /* SHM_REC_WRAP or a user kind */
+	uint32_t r_len;   /* whole record, multiple of SHM_RING_ALIGN */
+	uint16_t r_kind;  /* SHM_REC_WRAP or a user kind */
 	uint16_t r_stamp; /* the ring's: shm_ring_stamp() once published */
 	uint32_t r_aux;   /* user-defined */
 	uint32_t r_aux2;
