@@ -30,6 +30,18 @@ void shm_ring_attach_producer(struct shm_ring *r, struct shm_ring_ctl *ctl, uint
 	r->rg_size = size;
 	r->rg_pos = atomic_load_explicit(&ctl->rc_head, memory_order_acquire);
 	r->rg_cached = atomic_load_explicit(&ctl->rc_tail, memory_order_acquire);
+	/* a predecessor killed between a stamp and head left records the
+	 * consumer may have read already: resume after them (at most a lap) */
+	for (uint32_t n = 0; n < size / SHM_RING_ALIGN && r->rg_pos % SHM_RING_ALIGN == 0 &&
+	                     shm_ring_stamped(data, size, r->rg_pos);
+	     n++) {
+		uint32_t off = (uint32_t)r->rg_pos & (size - 1);
+		uint32_t len = ((const volatile struct shm_rec *)(data + off))->r_len;
+
+		if (len < SHM_RING_ALIGN || len % SHM_RING_ALIGN != 0 || len > size - off)
+			break;
+		r->rg_pos += len;
+	}
 	r->rg_pub = r->rg_pos;
 }
 

@@ -224,6 +224,31 @@ START_TEST(test_ring_stale_payload)
 }
 END_TEST
 
+/* A producer killed after stamping a record but before storing head: its
+ * successor resumes after the stamped record, not on top of it. */
+START_TEST(test_ring_restart_after_stamp)
+{
+	struct ring_mem *m = ring_alloc(4096);
+	struct shm_ring tx, tx2, rx;
+
+	shm_ring_attach_producer(&tx, &m->ctl, m->data, 4096);
+	shm_ring_attach_consumer(&rx, &m->ctl, m->data, 4096);
+	ck_assert_int_eq(put(&tx, 100, 1), SHM_RING_OK);
+	shm_ring_publish(&tx);
+	ck_assert_int_eq(put(&tx, 200, 2), SHM_RING_OK);
+	shm_ring_stamp_pending(&tx); /* stamped, head not stored: killed here */
+	ck_assert_uint_eq(atomic_load(&m->ctl.rc_head), 128);
+	get_check(&rx, 1, 100);
+	get_check(&rx, 2, 200);
+	shm_ring_attach_producer(&tx2, &m->ctl, m->data, 4096);
+	ck_assert_uint_eq(tx2.rg_pos, 128 + 256);
+	ck_assert_int_eq(put(&tx2, 64, 3), SHM_RING_OK);
+	shm_ring_publish(&tx2);
+	get_check(&rx, 3, 64);
+	free(m);
+}
+END_TEST
+
 /* ---- two threads ------------------------------------------------------ */
 
 #define SPSC_ITEMS 5000000u
@@ -339,6 +364,7 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_ring_wrap);
 	tcase_add_test(tc, test_ring_corrupt);
 	tcase_add_test(tc, test_ring_stale_payload);
+	tcase_add_test(tc, test_ring_restart_after_stamp);
 	tcase_add_test(tc, test_ring_spsc_threads);
 	suite_add_tcase(s, tc);
 	return s;
