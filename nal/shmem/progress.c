@@ -159,10 +159,11 @@ static int shm_poll_tx(struct shm_ni *ni, int check)
 	return events;
 }
 
-/* 1 if an inbound ring may hold a record: its shared head and tail differ.
- * Both are atomics in our segment, so no lock is needed to look; a ring
- * that is broken, or claimed but not attached yet, says 1 and the locked
- * pass deals with it. */
+/* 1 if an inbound ring may hold a record: the record at its shared tail
+ * is stamped (the record's own line: the one cache line a message moves).
+ * Both are in our segment, so no lock is needed to look (the data follow
+ * the control block: shm_seg_ring_data); a ring claimed but not attached
+ * yet says 1 once its HELLO is there and the locked pass deals with it. */
 static int shm_rx_maybe_pending(struct shm_ni *ni)
 {
 	uint32_t n = atomic_load_explicit(&ni->ni_hdr->sh_nclaimed, memory_order_acquire);
@@ -171,8 +172,9 @@ static int shm_rx_maybe_pending(struct shm_ni *ni)
 		n = ni->ni_cf.cf_max_peers;
 	for (uint32_t i = 0; i < n; i++) {
 		struct shm_ring_ctl *ctl = ni->ni_rx_ctl[i];
-		if (ctl && atomic_load_explicit(&ctl->rc_head, memory_order_relaxed) !=
-		               atomic_load_explicit(&ctl->rc_tail, memory_order_relaxed))
+		if (ctl &&
+		    shm_ring_stamped((const uint8_t *)(ctl + 1), ni->ni_cf.cf_ring_size,
+		                     atomic_load_explicit(&ctl->rc_tail, memory_order_relaxed)))
 			return 1;
 	}
 	return 0;

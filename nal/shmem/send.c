@@ -287,7 +287,6 @@ static int shm_push_hello_locked(struct shm_ni *ni, struct shm_peer *peer)
 		return r == SHM_RING_FULL ? 0 : -EPROTO;
 	struct shm_hello *he = (struct shm_hello *)rec;
 	he->he_rec.r_kind = SHM_REC_HELLO;
-	he->he_rec.r_flags = 0;
 	he->he_rec.r_aux = 0;
 	he->he_rec.r_aux2 = 0;
 	he->he_nid = ni->ni_id.nid;
@@ -307,7 +306,6 @@ static void shm_msg_rec_fill(struct shm_rec *rec, enum shm_rec_kind kind, const 
 	struct shm_msg_rec *mr = (struct shm_msg_rec *)rec;
 
 	mr->mr_rec.r_kind = (uint16_t)kind;
-	mr->mr_rec.r_flags = 0;
 	mr->mr_rec.r_aux = 0;
 	mr->mr_rec.r_aux2 = 0;
 	memcpy(&mr->mr_hdr, hdr, sizeof(*hdr));
@@ -435,7 +433,6 @@ static int shm_push_locked(struct shm_ni *ni, struct shm_peer *peer, struct shm_
 				goto pipe_blocked;
 			struct shm_data *da = (struct shm_data *)rec;
 			da->da_rec.r_kind = SHM_REC_DATA;
-			da->da_rec.r_flags = 0;
 			da->da_seq = e->tq_seq;
 			da->da_offset = e->tq_sent;
 			da->da_len = (uint32_t)n;
@@ -459,7 +456,6 @@ static int shm_push_locked(struct shm_ni *ni, struct shm_peer *peer, struct shm_
 			break;
 		struct shm_done *dn = (struct shm_done *)rec;
 		dn->dn_rec.r_kind = SHM_REC_CMA_DONE;
-		dn->dn_rec.r_flags = 0;
 		dn->dn_seq = e->tq_seq;
 		dn->dn_status = e->tq_status;
 		dn->dn_bytes = e->tq_bytes;
@@ -476,7 +472,6 @@ static int shm_push_locked(struct shm_ni *ni, struct shm_peer *peer, struct shm_
 		       (const uint8_t *)&e->tq_coop + sizeof(struct shm_rec),
 		       sizeof(e->tq_coop) - sizeof(struct shm_rec));
 		rec->r_kind = SHM_REC_COOP;
-		rec->r_flags = 0;
 		peer->pr_need_wake = 1;
 		return 1;
 	}
@@ -722,7 +717,6 @@ int shm_send_now(void *priv, const struct p3_hdr *hdr, const struct iovec *iov, 
 		if (small) {
 			struct shm_small *sm = (struct shm_small *)rec;
 			sm->sm_rec.r_kind = SHM_REC_SMALL;
-			sm->sm_rec.r_flags = 0;
 			sm->sm_rec.r_aux = (uint32_t)len;
 			sm->sm_rec.r_aux2 = 0;
 			sm->sm_uid = hdr->src_uid;

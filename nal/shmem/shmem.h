@@ -41,7 +41,7 @@
 /* ---- segment layout (shared between processes; pinned) --------------- */
 
 #define SHM_MAGIC          0x50334d53u /* "SM3P" little-endian */
-#define SHM_LAYOUT_VERSION 3u /* 2: the cooperative-copy area; 3: SMALL records */
+#define SHM_LAYOUT_VERSION 4u /* 2: cooperative-copy area; 3: SMALL records; 4: record stamps */
 #define SHM_NAME_PREFIX    "p3shm"
 #define SHM_NAME_MAX       64
 

@@ -161,8 +161,9 @@ START_TEST(test_hostile_records)
 					tx.rg_pos += 64;
 				}
 			}
+			/* head without stamps publishes nothing */
 			if ((rnd() & 7) == 0)
-				atomic_store(&tx.rg_ctl->rc_head, rnd()); /* impossible head */
+				atomic_store(&tx.rg_ctl->rc_head, rnd());
 			else
 				shm_ring_publish(&tx);
 			for (int k = 0; k < 3; k++)

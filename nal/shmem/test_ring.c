@@ -158,7 +158,7 @@ START_TEST(test_ring_corrupt)
 	struct shm_rec *w = (struct shm_rec *)m->data;
 	w->r_len = 100; /* not aligned */
 	ck_assert_int_eq(shm_ring_peek(&rx, &rec, &len), SHM_RING_CORRUPT);
-	w->r_len = 128; /* longer than published */
+	w->r_len = 8192; /* past the end of the ring */
 	ck_assert_int_eq(shm_ring_peek(&rx, &rec, &len), SHM_RING_CORRUPT);
 	w->r_len = 0;
 	ck_assert_int_eq(shm_ring_peek(&rx, &rec, &len), SHM_RING_CORRUPT);
@@ -168,15 +168,83 @@ START_TEST(test_ring_corrupt)
 	w->r_kind = 7;
 	ck_assert_int_eq(shm_ring_peek(&rx, &rec, &len), SHM_RING_OK);
 
-	/* impossible head (more than a ring ahead) */
+	/* head is not what publishes: an impossible head changes nothing */
 	atomic_store(&m->ctl.rc_head, 1u << 20);
-	rx.rg_cached = rx.rg_pos;
-	ck_assert_int_eq(shm_ring_peek(&rx, &rec, &len), SHM_RING_CORRUPT);
+	ck_assert_int_eq(shm_ring_peek(&rx, &rec, &len), SHM_RING_OK);
+	/* a stamp of another lap is not published */
+	w->r_stamp = shm_ring_stamp(4096, 4096);
+	ck_assert_int_eq(shm_ring_peek(&rx, &rec, &len), SHM_RING_EMPTY);
+	w->r_stamp = 0;
+	ck_assert_int_eq(shm_ring_peek(&rx, &rec, &len), SHM_RING_EMPTY);
 	/* impossible tail seen by the producer */
 	atomic_store(&m->ctl.rc_tail, 1u << 30);
 	tx.rg_cached = 0;
 	tx.rg_pos = 4096;
 	ck_assert_int_eq(put(&tx, 64, 2), SHM_RING_CORRUPT);
+	free(m);
+}
+END_TEST
+
+/* Payload lines whose stamp word holds the next lap's stamp of their
+ * position: consumed, they are cleared, so a lap later the consumer does not
+ * take them for published records. */
+START_TEST(test_ring_stale_payload)
+{
+	struct ring_mem *m = ring_alloc(4096);
+	struct shm_ring tx, rx;
+	const struct shm_rec *rec;
+	uint32_t len;
+	struct shm_rec *w;
+
+	shm_ring_attach_producer(&tx, &m->ctl, m->data, 4096);
+	shm_ring_attach_consumer(&rx, &m->ctl, m->data, 4096);
+	/* lap 0: one 2048-byte record at 0, its line 1 forging lap 1's stamp */
+	ck_assert_int_eq(shm_ring_reserve(&tx, 2048, &w), SHM_RING_OK);
+	w->r_kind = 7;
+	uint16_t forged = shm_ring_stamp(4096 + 64, 4096);
+	memcpy((uint8_t *)w + 64 + 6, &forged, 2);
+	shm_ring_publish(&tx);
+	ck_assert_int_eq(shm_ring_peek(&rx, &rec, &len), SHM_RING_OK);
+	ck_assert_uint_eq(len, 2048);
+	shm_ring_consume(&rx, len);
+	/* lap 0 ends with a 2048-byte record; lap 1 starts with a 64-byte one */
+	ck_assert_int_eq(put(&tx, 2048, 1), SHM_RING_OK);
+	shm_ring_publish(&tx);
+	get_check(&rx, 1, 2048);
+	ck_assert_int_eq(put(&tx, 64, 2), SHM_RING_OK);
+	shm_ring_publish(&tx);
+	get_check(&rx, 2, 64);
+	/* the consumer now waits at 4096 + 64: nothing is published there */
+	ck_assert_int_eq(shm_ring_peek(&rx, &rec, &len), SHM_RING_EMPTY);
+	ck_assert(!shm_ring_nonempty(&rx));
+	ck_assert_int_eq(put(&tx, 64, 3), SHM_RING_OK);
+	shm_ring_publish(&tx);
+	get_check(&rx, 3, 64);
+	free(m);
+}
+END_TEST
+
+/* A producer killed after stamping a record but before storing head: its
+ * successor resumes after the stamped record, not on top of it. */
+START_TEST(test_ring_restart_after_stamp)
+{
+	struct ring_mem *m = ring_alloc(4096);
+	struct shm_ring tx, tx2, rx;
+
+	shm_ring_attach_producer(&tx, &m->ctl, m->data, 4096);
+	shm_ring_attach_consumer(&rx, &m->ctl, m->data, 4096);
+	ck_assert_int_eq(put(&tx, 100, 1), SHM_RING_OK);
+	shm_ring_publish(&tx);
+	ck_assert_int_eq(put(&tx, 200, 2), SHM_RING_OK);
+	shm_ring_stamp_pending(&tx); /* stamped, head not stored: killed here */
+	ck_assert_uint_eq(atomic_load(&m->ctl.rc_head), 128);
+	get_check(&rx, 1, 100);
+	get_check(&rx, 2, 200);
+	shm_ring_attach_producer(&tx2, &m->ctl, m->data, 4096);
+	ck_assert_uint_eq(tx2.rg_pos, 128 + 256);
+	ck_assert_int_eq(put(&tx2, 64, 3), SHM_RING_OK);
+	shm_ring_publish(&tx2);
+	get_check(&rx, 3, 64);
 	free(m);
 }
 END_TEST
@@ -295,6 +363,8 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_ring_full);
 	tcase_add_test(tc, test_ring_wrap);
 	tcase_add_test(tc, test_ring_corrupt);
+	tcase_add_test(tc, test_ring_stale_payload);
+	tcase_add_test(tc, test_ring_restart_after_stamp);
 	tcase_add_test(tc, test_ring_spsc_threads);
 	suite_add_tcase(s, tc);
 	return s;

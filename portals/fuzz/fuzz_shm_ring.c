@@ -5,7 +5,9 @@
  * head as an offset from it (4 bytes, up to twice the ring: impossible
  * counters included) and the 4 KiB of ring data.  The consumer reads until
  * the ring is empty or declared corrupt.  Property: every record it returns
- * lies inside the ring, is at least a header long and was published. */
+ * lies inside the ring, is at least a header long and carries the stamp of
+ * its position (ring layout 4: records are published by their stamps, head
+ * is not read by the consumer). */
 #include "ring.h"
 
 #include <stdalign.h>
@@ -48,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		const uint8_t *p = (const uint8_t *)rec;
 		if (p < ring || len < sizeof(*rec) || len > RING_BYTES ||
-		    p + len > ring + RING_BYTES || r.rg_pos + len > tail + ahead)
+		    p + len > ring + RING_BYTES || !shm_ring_stamped(ring, RING_BYTES, r.rg_pos))
 			abort();
 		(void)*(volatile const uint8_t *)(p + len - 1); /* the whole record is readable */
 		shm_ring_consume(&r, len);
