@@ -76,21 +76,32 @@ int PtlMEUnlinkNoWait(ptl_handle_me_t meh)
 	return ni->ni_if->me_unlink(ni->ni_lib, meh);
 }
 
+/* PtlMEMDPost's and PtlMEMDPostNoWait's argument checks: PTL_OK and the
+ * NI of base, or the error to return. */
+static int memdpost_check(ptl_handle_me_t base, ptl_handle_eq_t test_eq, const ptl_handle_me_t *me,
+			  const ptl_handle_md_t *md_handle, struct p3_api_ni **ni)
+{
+	if (!p3_api_up())
+		return PTL_NO_INIT;
+	if (!(*ni = p3_api_obj_ni(base, P3_HT_ME)))
+		return PTL_ME_INVALID;
+	if (!me || !md_handle)
+		return PTL_SEGV;
+	if (test_eq != PTL_EQ_NONE && p3_handle_type(test_eq) != P3_HT_EQ)
+		return PTL_EQ_INVALID;
+	return PTL_OK;
+}
+
 int PtlMEMDPost(ptl_handle_me_t base, ptl_process_id_t match_id, ptl_match_bits_t match_bits,
 		ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, ptl_ins_pos_t pos, ptl_md_t md,
 		ptl_unlink_t md_unlink, ptl_handle_eq_t test_eq, ptl_handle_me_t *me,
 		ptl_handle_md_t *md_handle)
 {
 	struct p3_api_ni *ni;
+	int rc = memdpost_check(base, test_eq, me, md_handle, &ni);
 
-	if (!p3_api_up())
-		return PTL_NO_INIT;
-	if (!(ni = p3_api_obj_ni(base, P3_HT_ME)))
-		return PTL_ME_INVALID;
-	if (!me || !md_handle)
-		return PTL_SEGV;
-	if (test_eq != PTL_EQ_NONE && p3_handle_type(test_eq) != P3_HT_EQ)
-		return PTL_EQ_INVALID;
+	if (rc != PTL_OK)
+		return rc;
 	return ni->ni_if->me_md_post(ni->ni_lib, base, match_id, match_bits, ignore_bits, unlink,
 				     pos, &md, md_unlink, test_eq, me, md_handle);
 }
@@ -101,15 +112,10 @@ int PtlMEMDPostNoWait(ptl_handle_me_t base, ptl_process_id_t match_id,
 		      ptl_handle_eq_t test_eq, ptl_handle_me_t *me, ptl_handle_md_t *md_handle)
 {
 	struct p3_api_ni *ni;
+	int rc = memdpost_check(base, test_eq, me, md_handle, &ni);
 
-	if (!p3_api_up())
-		return PTL_NO_INIT;
-	if (!(ni = p3_api_obj_ni(base, P3_HT_ME)))
-		return PTL_ME_INVALID;
-	if (!me || !md_handle)
-		return PTL_SEGV;
-	if (test_eq != PTL_EQ_NONE && p3_handle_type(test_eq) != P3_HT_EQ)
-		return PTL_EQ_INVALID;
+	if (rc != PTL_OK)
+		return rc;
 	if (!ni->ni_if->me_md_post_nowait)
 		return ni->ni_if->me_md_post(ni->ni_lib, base, match_id, match_bits, ignore_bits,
 					     unlink, pos, &md, md_unlink, test_eq, me, md_handle);

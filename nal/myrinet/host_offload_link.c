@@ -69,14 +69,7 @@ int off_nic_gone(struct myri_off *o)
 
 enum myri_spin off_spin_policy(const struct myri_off *o)
 {
-	const char *e = getenv("P3_MYRI_SPIN");
-	if (e && !strcmp(e, "none"))
-		return MYRI_SPIN_NONE;
-	if (e && !strcmp(e, "yield"))
-		return MYRI_SPIN_YIELD;
-	if (e && !strcmp(e, "spin"))
-		return MYRI_SPIN;
-	return myri_spin_policy((pid_t)o->h->nic_ospid);
+	return myri_spin_policy_env((pid_t)o->h->nic_ospid); /* P3_MYRI_SPIN, cpu_share.c */
 }
 
 void off_spin_refresh(struct myri_off *o, uint64_t now_ns)
@@ -90,12 +83,7 @@ void off_spin_refresh(struct myri_off *o, uint64_t now_ns)
 
 unsigned int off_spin_budget_us(void)
 {
-	const char *e = getenv("P3_MYRI_SPIN_US");
-	if (e && *e) {
-		unsigned long v = strtoul(e, NULL, 0);
-		return v > 100000 ? 100000u : (unsigned int)v;
-	}
-	return OFF_EQ_SPIN_US;
+	return myri_spin_budget_env(OFF_EQ_SPIN_US); /* P3_MYRI_SPIN_US, cpu_share.c */
 }
 
 /* Block until the interrupt, the NIC's hang-up or timeout_ms. */
