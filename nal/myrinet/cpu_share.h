@@ -25,4 +25,15 @@ unsigned int myri_spin_budget_env(unsigned int def_us);
 /* 1 if every CPU of mine is in taken. */
 int myri_cpus_covered(const cpu_set_t *mine, const cpu_set_t *taken);
 
+/* sched_slice.c: ask the kernel for a scheduling slice of slice_us for the
+ * calling thread (0: leave the kernel's; clamped to 100-100000 us), so that
+ * it preempts a CPU-bound task on its core when it wakes (Linux >= 6.12).
+ * Returns the slice granted in us, 0 if none was asked, or -errno (-ENOSYS:
+ * the kernel has no custom slices; -EPERM: not a fair-class thread). */
+int myri_sched_set_slice(unsigned slice_us);
+
+/* The environment variable name if set (and *given = 1), else def_us
+ * (*given = 0). */
+unsigned myri_slice_env(const char *name, unsigned def_us, int *given);
+
 #endif

@@ -16,9 +16,13 @@
  * handler; one more register, + MYRI_NHOST_COUNTERS, is the handler
  * thread's CPU time (ns), read from its CPU-time clock.
  *
- * Parameter: P3_MYRI_INTR_CPU=N puts the handler on CPU N instead.
+ * Parameters: P3_MYRI_INTR_CPU=N puts the handler on CPU N instead;
+ * P3_MYRI_INTR_SLICE_US (default 100, 0 = the kernel's) is the handler's
+ * scheduling slice (sched_slice.c): a kernel handler runs when its
+ * interrupt arrives, not when the computing application's slice ends.
  */
 #include "myri_host.h"
+#include "cpu_share.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -77,11 +81,28 @@ int myri_intr_init(struct myri_host *h, const struct p3_nal_init_args *args,
 	return 0;
 }
 
-/* First pass of the handler: onto the application's core. */
+#define MYRI_INTR_SLICE_US 100
+
+/* The handler's scheduling slice (above); said only when asked for. */
+static void handler_slice(struct myri_host *h)
+{
+	int given;
+	unsigned us = myri_slice_env("P3_MYRI_INTR_SLICE_US", MYRI_INTR_SLICE_US, &given);
+	int r = myri_sched_set_slice(us);
+	if (r < 0)
+		p3_lib_log(h->lib, given ? 1 : 3,
+		           "myrinet: P3_MYRI_INTR_SLICE_US=%u: the kernel kept its own slice "
+		           "for the interrupt handler (%s)",
+		           us, r == -ENOSYS ? "custom slices need Linux 6.12 or later" : strerror(-r));
+}
+
+/* First pass of the handler: onto the application's core, with a short
+ * scheduling slice. */
 static void handler_bind(struct myri_host *h)
 {
 	h->intr.bound = 1;
 	h->intr.have_clock = pthread_getcpuclockid(pthread_self(), &h->intr.clock) == 0;
+	handler_slice(h);
 	if (h->intr.cpu < 0)
 		return;
 	cpu_set_t set;

@@ -29,6 +29,7 @@
 #define MCPD_DEFAULT_SPIN_US      50
 #define MCPD_SPIN_REFRESH_US      100000
 #define MCPD_DEFAULT_PEER_DEAD_MS 2000
+#define MCPD_DEFAULT_SLICE_US     100 /* sched_slice.c: the shortest the kernel grants */
 
 static struct mcpd *g_nic;
 
@@ -113,6 +114,7 @@ static void print_loop_counters(const struct mcpd *nic, FILE *out)
 	struct rmpp_counters sum = g_loop.gone;
 	for (const struct mcpd_ep *ep = nic->eps; ep; ep = ep->next)
 		wire_counters_add(&sum, ep->wire);
+	fprintf(out, "sched_slice_us %u\n", nic->slice_eff_us);
 	fprintf(out, "loop_sleeps %llu\nloop_polls %llu\nloop_yields %llu\n",
 	        (unsigned long long)g_loop.sleeps, (unsigned long long)g_loop.polls,
 	        (unsigned long long)g_loop.yields);
@@ -522,10 +524,16 @@ static void usage(FILE *out)
 	    "                        timeout) is dead: what waits on it fails (default\n"
 	    "                        $P3_MCPD_PEER_DEAD_MS or %d; all in all within N ms\n"
 	    "                        + 2 s of its last frame)\n"
+	    "  -S, --slice-us N      ask the kernel for a scheduling slice of N us (Linux\n"
+	    "                        >= 6.12; default $P3_MCPD_SLICE_US or %d, 0 = the\n"
+	    "                        kernel's): the NIC then gets its core when it wakes\n"
+	    "                        instead of waiting for the task beside it to use up\n"
+	    "                        its slice (counters: sched_slice_us)\n"
 	    "  -c, --counters        print the counters of the NIC already running and exit\n"
 	    "  -h, --help            this text\n"
 	    "SIGTERM/SIGINT: detach every endpoint (their operations fail) and exit.\n",
-	    MCPD_DEFAULT_BASE_PORT, MCPD_DEFAULT_SPIN_US, MCPD_DEFAULT_PEER_DEAD_MS);
+	    MCPD_DEFAULT_BASE_PORT, MCPD_DEFAULT_SPIN_US, MCPD_DEFAULT_PEER_DEAD_MS,
+	    MCPD_DEFAULT_SLICE_US);
 }
 
 static int listen_on(struct mcpd *nic, const char *tag)
@@ -571,6 +579,18 @@ static int set_link(struct mcpd *nic, const char *link, const char *ifname)
 	return 0;
 }
 
+/* --slice-us (sched_slice.c): a failure is said only when the slice was asked
+ * for explicitly; the default is best effort (sched_slice_us 0). */
+static void set_slice(struct mcpd *nic, int given)
+{
+	int r = myri_sched_set_slice(nic->slice_us);
+	nic->slice_eff_us = r > 0 ? (unsigned)r : 0;
+	if (r < 0 && given)
+		fprintf(stderr, "mcpd: --slice-us %u: the kernel kept its own slice (%s)\n",
+		        nic->slice_us, r == -ENOSYS ? "custom slices need Linux 6.12 or later"
+		                                    : strerror(-r));
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {{"nic", required_argument, NULL, 'n'},
@@ -581,23 +601,25 @@ int main(int argc, char **argv)
 	                                     {"link", required_argument, NULL, 'l'},
 	                                     {"ifname", required_argument, NULL, 'i'},
 	                                     {"peer-dead-ms", required_argument, NULL, 'd'},
+	                                     {"slice-us", required_argument, NULL, 'S'},
 	                                     {NULL, 0, NULL, 0}};
 	static struct mcpd nic;
 	const char *tag = getenv("P3_MYRI_NIC");
 	const char *s = getenv("P3_MYRI_BASE_PORT");
 	const char *link = getenv("P3_MYRI_LINK");
 	const char *ifname = getenv("P3_MYRI_IFNAME");
-	int counters = 0, o;
+	int counters = 0, slice_given = 0, o;
 	nic.base_port = s && *s ? (unsigned)strtoul(s, NULL, 0) : MCPD_DEFAULT_BASE_PORT;
 	nic.spin_us = MCPD_DEFAULT_SPIN_US;
 	nic.spin_auto = 1;
 	s = getenv("P3_MCPD_PEER_DEAD_MS");
 	nic.peer_dead_ms = s && *s ? (unsigned)strtoul(s, NULL, 0) : MCPD_DEFAULT_PEER_DEAD_MS;
+	nic.slice_us = myri_slice_env("P3_MCPD_SLICE_US", MCPD_DEFAULT_SLICE_US, &slice_given);
 	if ((s = getenv("P3_MCPD_SPIN_US")) && *s) {
 		nic.spin_us = (unsigned)strtoul(s, NULL, 0);
 		nic.spin_auto = 0;
 	}
-	while ((o = getopt_long(argc, argv, "n:p:s:l:i:d:ch", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "n:p:s:l:i:d:S:ch", opts, NULL)) != -1) {
 		switch (o) {
 		case 'n':
 			tag = optarg;
@@ -614,6 +636,10 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			nic.peer_dead_ms = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'S':
+			nic.slice_us = (unsigned)strtoul(optarg, NULL, 0);
+			slice_given = 1;
 			break;
 		case 'l':
 			link = optarg;
@@ -639,6 +665,7 @@ int main(int argc, char **argv)
 	if (listen_on(&nic, tag) != 0)
 		return 1;
 	nic.spin_eff = nic.spin_us;
+	set_slice(&nic, slice_given);
 	nic.linger_us = mcpd_wire_linger_us();
 	g_nic = &nic;
 	struct sigaction sa = {.sa_handler = on_signal};
