@@ -93,7 +93,8 @@ static void handler_slice(struct myri_host *h)
 		p3_lib_log(h->lib, given ? 1 : 3,
 		           "myrinet: P3_MYRI_INTR_SLICE_US=%u: the kernel kept its own slice "
 		           "for the interrupt handler (%s)",
-		           us, r == -ENOSYS ? "custom slices need Linux 6.12 or later" : strerror(-r));
+		           us,
+		           r == -ENOSYS ? "custom slices need Linux 6.12 or later" : strerror(-r));
 }
 
 /* First pass of the handler: onto the application's core, with a short

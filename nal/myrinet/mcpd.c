@@ -587,8 +587,8 @@ static void set_slice(struct mcpd *nic, int given)
 	nic->slice_eff_us = r > 0 ? (unsigned)r : 0;
 	if (r < 0 && given)
 		fprintf(stderr, "mcpd: --slice-us %u: the kernel kept its own slice (%s)\n",
-		        nic->slice_us, r == -ENOSYS ? "custom slices need Linux 6.12 or later"
-		                                    : strerror(-r));
+		        nic->slice_us,
+		        r == -ENOSYS ? "custom slices need Linux 6.12 or later" : strerror(-r));
 }
 
 int main(int argc, char **argv)
