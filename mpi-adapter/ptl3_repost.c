@@ -38,10 +38,8 @@
 
 /* One refused receive: what its event said. */
 struct ptl3_refused {
-	uint32_t idx, gen;    /* the op */
-	ptl_handle_md_t md;   /* the MD the refused post named */
-	ptl_process_id_t src; /* the ME's match_id */
-	uint64_t ignore;      /* the ME's ignore bits */
+	uint32_t idx, gen;  /* the op */
+	ptl_handle_md_t md; /* the MD the refused post named */
 };
 
 struct ptl3_repost {
@@ -90,11 +88,9 @@ static int fifo_push(struct ptl3_repost *r, const struct ptl3_refused *f)
 void ptl3_repost_note_locked(struct ptl3_ep *ep, struct ptl3_op *op, const ptl_event_t *ev)
 {
 	struct ptl3_repost *r = repost_of(ep);
-	struct ptl3_refused f = {.idx = op->idx,
-	                         .gen = op->gen,
-	                         .md = ev->md_handle,
-	                         .src = ev->initiator,
-	                         .ignore = ev->hdr_data};
+	/* the op keeps its own source and ignore bits (ptl3_recv_repost_locked):
+	 * the event's initiator and hdr_data, the ME's, are not needed */
+	struct ptl3_refused f = {.idx = op->idx, .gen = op->gen, .md = ev->md_handle};
 	if (!r || fifo_push(r, &f) != 0) {
 		fprintf(stderr, "ptl3: FATAL: out of memory keeping a refused receive\n");
 		abort();

@@ -289,12 +289,13 @@ static int off_me_unlink_nowait(struct p3_lib *lib, ptl_handle_me_t me)
 	return rc;
 }
 
-static int off_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_id_t match_id,
-                          ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
-                          ptl_ins_pos_t pos, const ptl_md_t *md, ptl_unlink_t md_unlink,
-                          ptl_handle_eq_t test_eq, ptl_handle_me_t *me_out, ptl_handle_md_t *md_out)
+/* ME_MD_POST's arguments, waiting or posted (the posted call adds the
+ * reserved handles). */
+static struct myri_lib_me me_md_args(ptl_handle_me_t base, ptl_process_id_t match_id,
+                                     ptl_match_bits_t mbits, ptl_match_bits_t ibits,
+                                     ptl_unlink_t unlink, ptl_ins_pos_t pos, const ptl_md_t *md,
+                                     ptl_unlink_t md_unlink, ptl_handle_eq_t test_eq)
 {
-	struct myri_off *o = OFF(lib);
 	struct myri_lib_me a = {.mbits = mbits,
 	                        .ibits = ibits,
 	                        .base = base,
@@ -304,10 +305,21 @@ static int off_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_
 	                        .pos = pos,
 	                        .md_unlink = md_unlink,
 	                        .test_eq = test_eq};
+	off_md_wire(md, &a.md);
+	return a;
+}
+
+static int off_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_id_t match_id,
+                          ptl_match_bits_t mbits, ptl_match_bits_t ibits, ptl_unlink_t unlink,
+                          ptl_ins_pos_t pos, const ptl_md_t *md, ptl_unlink_t md_unlink,
+                          ptl_handle_eq_t test_eq, ptl_handle_me_t *me_out, ptl_handle_md_t *md_out)
+{
+	struct myri_off *o = OFF(lib);
+	struct myri_lib_me a =
+	    me_md_args(base, match_id, mbits, ibits, unlink, pos, md, md_unlink, test_eq);
 	struct myri_cmd cmd;
 	struct myri_evt e = {0};
 	memset(&cmd, 0, sizeof(cmd));
-	off_md_wire(md, &a.md);
 	memcpy(cmd.hdr, &a, sizeof(a));
 	pthread_mutex_lock(&o->rpc_lock);
 	int rc = off_reg_md(o, md, &cmd);
@@ -361,20 +373,12 @@ static int off_me_md_post_nowait(struct p3_lib *lib, ptl_handle_me_t base,
 		return off_me_md_post(lib, base, match_id, mbits, ibits, unlink, pos, md, md_unlink,
 		                      test_eq, me_out, md_out);
 	}
-	struct myri_lib_me a = {.mbits = mbits,
-	                        .ibits = ibits,
-	                        .base = base,
-	                        .match_nid = match_id.nid,
-	                        .match_pid = match_id.pid,
-	                        .unlink = unlink,
-	                        .pos = pos,
-	                        .md_unlink = md_unlink,
-	                        .test_eq = test_eq,
-	                        .want = want_me,
-	                        .want_md = want_md};
+	struct myri_lib_me a =
+	    me_md_args(base, match_id, mbits, ibits, unlink, pos, md, md_unlink, test_eq);
+	a.want = want_me;
+	a.want_md = want_md;
 	struct myri_cmd cmd;
 	memset(&cmd, 0, sizeof(cmd));
-	off_md_wire(md, &a.md);
 	memcpy(cmd.hdr, &a, sizeof(a));
 	cmd.offset = seen;
 	int rc = off_reg_md(o, md, &cmd);

@@ -172,8 +172,7 @@ static int take_reply(struct myri_off *o, uint64_t token, struct myri_evt *out)
 		struct myri_evt e = o->h->seg->evt[head % MYRI_EVTQ_LEN];
 		atomic_store_explicit(&q->head, head + 1, memory_order_release);
 		if (e.token & OFF_POSTED_TOKEN) { /* a posted call failed after all */
-			p3_lib_log(NULL, 1,
-			           "myrinet offload: a posted call failed in the NIC: %d",
+			p3_lib_log(NULL, 1, "myrinet offload: a posted call failed in the NIC: %d",
 			           e.status);
 			continue;
 		}
@@ -199,11 +198,10 @@ void off_take_events(struct myri_off *o)
 	take_reply(o, 0, &e); /* token 0 is never a call's */
 }
 
-/* Wait for the answer to the call with this token (rpc_lock held). */
-int off_wait_reply(struct myri_off *o, uint64_t token, struct myri_evt *out)
+/* The wait of off_wait_reply, begun at t0. */
+static int wait_reply(struct myri_off *o, uint64_t token, struct myri_evt *out, uint64_t t0)
 {
 	struct myri_host *h = o->h;
-	uint64_t t0 = off_now_ns();
 	for (;;) {
 		if (take_reply(o, token, out))
 			return out->status;
@@ -219,6 +217,20 @@ int off_wait_reply(struct myri_off *o, uint64_t token, struct myri_evt *out)
 		if (atomic_load(&h->nic_dead) || off_nic_gone(o))
 			return PTL_FAIL;
 	}
+}
+
+/* Wait for the answer to the call with this token (rpc_lock held).  Every
+ * such wait is counted in the host registers lib_waits and lib_wait_ns
+ * (mcpd --counters: host_lib_waits, host_lib_wait_ns): what a posted call
+ * saves, and what the host still waits for, per message. */
+int off_wait_reply(struct myri_off *o, uint64_t token, struct myri_evt *out)
+{
+	uint64_t t0 = off_now_ns();
+	int rc = wait_reply(o, token, out, t0);
+	_Atomic uint64_t *hc = o->h->seg->host_counters;
+	atomic_fetch_add_explicit(&hc[MYRI_H_lib_waits], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&hc[MYRI_H_lib_wait_ns], off_now_ns() - t0, memory_order_relaxed);
+	return rc;
 }
 
 /* Queue a call that will be answered, without waiting (rpc_lock held):

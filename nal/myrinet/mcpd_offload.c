@@ -366,9 +366,14 @@ static int nic_dist(void *priv, ptl_process_id_t id, unsigned long *distance)
 static int nic_status(void *priv, ptl_sr_index_t reg, ptl_sr_value_t *value)
 {
 	struct mcpd_off *o = priv;
-	if (reg < PTL_SR_NAL_BASE || reg - PTL_SR_NAL_BASE >= MYRI_NCOUNTERS)
+	if (reg < PTL_SR_NAL_BASE || reg - PTL_SR_NAL_BASE >= MYRI_NCOUNTERS + MYRI_NHOST_COUNTERS)
 		return -ENOENT;
-	*value = (ptl_sr_value_t)atomic_load(&o->ep->seg->counters[reg - PTL_SR_NAL_BASE]);
+	ptl_sr_index_t i = reg - PTL_SR_NAL_BASE;
+	/* the host's registers too (host-written: its word, as mcpd --counters) */
+	*value =
+	    (ptl_sr_value_t)(i < MYRI_NCOUNTERS
+	                         ? atomic_load(&o->ep->seg->counters[i])
+	                         : atomic_load(&o->ep->seg->host_counters[i - MYRI_NCOUNTERS]));
 	return 0;
 }
 

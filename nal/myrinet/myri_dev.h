@@ -21,9 +21,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define MYRI_MAGIC   0x4d595249u /* "MYRI" */
-#define MYRI_VERSION 4u /* bumped on any layout change (3: lib counters; 4: quiet
-                                calls, posted ME_MD_POST) */
+#define MYRI_MAGIC 0x4d595249u /* "MYRI" */
+/* bumped on any layout change (3: lib counters; 4: quiet calls, posted
+ * ME_MD_POST; 5: host registers lib_waits, lib_wait_ns) */
+#define MYRI_VERSION 5u
 
 #define MYRI_CMDQ_LEN 1024u  /* command entries (power of two) */
 #define MYRI_EVTQ_LEN 2048u  /* event entries (power of two) */
@@ -272,11 +273,15 @@ enum myri_counter {
  * --counters prints them; PtlNIStatus(PTL_SR_NAL_BASE + MYRI_NCOUNTERS + i)):
  * interrupt-handler passes, RX_HDR events they handled, and nanoseconds spent
  * handling events in them (wall clock, per pass: from the first event
- * taken to the last).  Zero unless PTL_PROGRESS=interrupt. */
+ * taken to the last), zero unless PTL_PROGRESS=interrupt; LIB calls whose
+ * answer the host waited for, and nanoseconds in those waits (wall clock),
+ * zero unless PTL_PROGRESS=offload. */
 #define MYRI_HOST_COUNTERS(X)                                                                      \
 	X(intr_handled)                                                                            \
 	X(intr_hdrs)                                                                               \
-	X(handler_ns)
+	X(handler_ns)                                                                              \
+	X(lib_waits)                                                                               \
+	X(lib_wait_ns)
 
 enum myri_host_counter {
 #define MYRI_HOST_COUNTER_ENUM(n) MYRI_H_##n,

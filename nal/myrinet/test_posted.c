@@ -168,6 +168,7 @@ int main(int argc, char **argv)
 	CHECK(rc == PTL_OK, "PtlNIInit: %s (is mcpd running?)", PtlErrorStr(rc));
 	CHECK(PtlGetId(ni, &self) == PTL_OK, "PtlGetId");
 	CHECK(PtlEQAlloc(ni, 1024, PTL_EQ_HANDLER_NONE, &eq) == PTL_OK, "PtlEQAlloc");
+	ptl_sr_value_t waits0 = reg(ni, MYRI_NCOUNTERS + MYRI_H_lib_waits);
 	ptl_sr_value_t calls0 = reg(ni, MYRI_C_lib_calls), posted0 = reg(ni, MYRI_C_lib_posted);
 	CHECK(PtlMEAttach(ni, PT, any, 0, ~0ull, PTL_RETAIN, PTL_INS_AFTER, &me) == PTL_OK,
 	      "PtlMEAttach");
@@ -205,6 +206,11 @@ int main(int argc, char **argv)
 	long long calls = (long long)(reg(ni, MYRI_C_lib_calls) - calls0) - 1; /* less a read */
 	long long posted = (long long)(reg(ni, MYRI_C_lib_posted) - posted0);
 	long long failed = (long long)reg(ni, MYRI_C_lib_posted_failed);
+	/* the host's own count of the calls it waited for (host register
+	 * lib_waits), less the six register reads since waits0 (its own
+	 * included: a read returns the count before its own wait ends) */
+	long long waited = (long long)(reg(ni, MYRI_NCOUNTERS + MYRI_H_lib_waits) - waits0) - 6;
+	ptl_sr_value_t wait_ns = reg(ni, MYRI_NCOUNTERS + MYRI_H_lib_wait_ns);
 	/* waiting: the 2 failing creations, n used-up puts, the reservations */
 	long long most = 2 + n + 2 * (n / (int)MYRI_MAX_RESERVE + 2);
 	printf("test_posted: %d binds + puts: %lld calls posted, %lld waited (at most %lld), "
@@ -213,6 +219,10 @@ int main(int argc, char **argv)
 	CHECK(posted >= 2LL * n + 2, "every bind and put posted");
 	CHECK(calls <= most, "only reservations waited");
 	CHECK(failed == 0, "no posted call failed");
+	printf("test_posted: the host waited for %lld calls (%.1f us in all, since PtlNIInit)\n",
+	       waited, (double)wait_ns / 1e3);
+	CHECK(waited >= 2 + n && waited <= calls + 2, "the host counts the calls it waited for");
+	CHECK(wait_ns > 0, "and the time it waited");
 	if (unlink_nowait(ni, eq))
 		return 1;
 	if (memdpost_nowait(ni, eq, me))
