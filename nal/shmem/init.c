@@ -43,6 +43,9 @@ static const struct shm_param shm_params[] = {
      "testing: the sender's pushes fail as if process_vm_writev were denied"},
     {"P3_SHMEM_CONNECT_TIMEOUT", SHM_CF(cf_connect_timeout_ms), 10000, 0, 3600000,
      "milliseconds a send waits for a peer's segment to appear before PTL_NI_PEER_DEAD"},
+    {"P3_SHMEM_PREFAULT", SHM_CF(cf_prefault), 2u << 20, 0, 0xffffffffu,
+     "bytes of rings this NI pre-faults when it first sends into or reads from them (whole "
+     "rings, first come first served); 0 = none, each ring page faults on its first lap"},
 };
 
 static int shm_config_load(struct p3_lib *lib, struct shm_config *cf)
@@ -87,6 +90,17 @@ uint64_t shm_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void shm_ring_prefault(struct shm_ni *ni, const struct shm_seg *seg, uint32_t idx)
+{
+	long n = shm_seg_ring_populate(seg, idx, &ni->ni_prefault_left);
+
+	if (n > 0)
+		shm_ctr_add(ni, SHM_CTR_PREFAULT_BYTES, (uint64_t)n);
+	else if (n < 0)
+		p3_lib_log(ni->ni_lib, 2, "shmem: cannot pre-fault ring %u of %s: %s", idx,
+		           seg->sg_name[0] ? seg->sg_name : "a peer's segment", strerror((int)-n));
 }
 
 /* Whether the progress spin yields the CPU instead of pausing:
@@ -177,6 +191,7 @@ static int shm_init(struct p3_lib *lib, const struct p3_nal_init_args *args,
 	ni->ni_spin_yield = shm_spin_yield(args->progress_thread);
 	ni->ni_cf.cf_spin_us = shm_oversub_spin_us(ni->ni_cf.cf_spin_us, args->progress_thread);
 	ni->ni_ospid = (uint32_t)getpid();
+	atomic_store(&ni->ni_prefault_left, ni->ni_cf.cf_prefault);
 
 	ni->ni_cma = 0;
 	if (ni->ni_cf.cf_cma) {

@@ -71,6 +71,7 @@ static void shm_rx_attach(struct shm_ni *ni, uint32_t idx, struct shm_rx *rx)
 		return;
 	shm_ring_attach_consumer(&rx->rx_ring, shm_seg_ring_ctl(&ni->ni_seg, idx),
 	                         shm_seg_ring_data(&ni->ni_seg, idx), ni->ni_cf.cf_ring_size);
+	shm_ring_prefault(ni, &ni->ni_seg, idx);
 	rx->rx_attached = 1;
 }
 

@@ -311,6 +311,60 @@ uint8_t *shm_seg_ring_data(const struct shm_seg *seg, uint32_t idx)
 	return ctl ? ctl + sizeof(struct shm_ring_ctl) : NULL;
 }
 
+/* Take `bytes` from *budget if it holds that much. */
+static int shm_budget_take(_Atomic uint64_t *budget, uint64_t bytes)
+{
+	uint64_t left = atomic_load_explicit(budget, memory_order_relaxed);
+
+	do {
+		if (left < bytes)
+			return 0;
+	} while (!atomic_compare_exchange_weak(budget, &left, left - bytes));
+	return 1;
+}
+
+/* Pre-fault whole pages [start, end) of a shared mapping without writing
+ * to them: the other side may be using them already. */
+static int shm_populate(uintptr_t start, uintptr_t end, uintptr_t page)
+{
+#ifdef MADV_POPULATE_WRITE
+	if (madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -errno; /* ENOMEM, EFAULT (tmpfs full), EINTR, ... */
+#endif
+	/* the kernel does not know MADV_POPULATE_WRITE (< 5.14): a read
+	 * fault allocates a tmpfs page and maps it writable (a shared
+	 * mapping needs no write fault for dirty tracking) */
+	for (uintptr_t p = start; p < end; p += page)
+		(void)*(volatile const uint8_t *)p;
+	return 0;
+}
+
+long shm_seg_ring_populate(const struct shm_seg *seg, uint32_t idx, _Atomic uint64_t *budget)
+{
+	const struct shm_seg_hdr *hdr = seg->sg_base;
+	uint32_t ring_size = hdr->sh_ring_size; /* read once: the owner may rewrite it */
+	uint8_t *ctl = (uint8_t *)shm_seg_ring_ctl(seg, idx);
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	if (!ctl)
+		return -EINVAL;
+	uintptr_t map_end = ((uintptr_t)seg->sg_base + seg->sg_size + page - 1) & ~(page - 1);
+	uintptr_t start = (uintptr_t)ctl & ~(page - 1);
+	uintptr_t end = ((uintptr_t)ctl + shm_ring_stride(ring_size) + page - 1) & ~(page - 1);
+	if (end > map_end || end < start)
+		end = map_end;
+	if (!shm_budget_take(budget, end - start))
+		return 0;
+	int err = shm_populate(start, end, page);
+	if (err) {
+		atomic_fetch_add(budget, end - start);
+		return err;
+	}
+	return (long)(end - start);
+}
+
 void shm_seg_unlink(struct shm_seg *seg)
 {
 	if (!seg->sg_base || !seg->sg_name[0])

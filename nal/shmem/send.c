@@ -146,6 +146,7 @@ static int shm_peer_claim_locked(struct shm_ni *ni, struct shm_peer *peer)
 	if (!ctl || !data)
 		return -EPROTO;
 	shm_ring_attach_producer(&peer->pr_tx, ctl, data, hdr->sh_ring_size);
+	shm_ring_prefault(ni, &peer->pr_seg, idx);
 	peer->pr_ring_idx = idx;
 	peer->pr_claimed = 1;
 	peer->pr_hello_sent = 0;

@@ -277,6 +277,17 @@ struct shm_claim *shm_seg_claim(const struct shm_seg *seg, uint32_t idx);
 struct shm_ring_ctl *shm_seg_ring_ctl(const struct shm_seg *seg, uint32_t idx);
 uint8_t *shm_seg_ring_data(const struct shm_seg *seg, uint32_t idx);
 
+/* Pre-fault ring `idx` of a mapped segment (its control block and data
+ * pages, whole pages) in this process's mapping, so that the ring's first
+ * lap pays no page fault: the pages are allocated (tmpfs) if nobody did yet
+ * and mapped writable here (MADV_POPULATE_WRITE; before Linux 5.14 a read
+ * of each page, which maps a shared tmpfs page writable too).  Nothing in
+ * the ring is changed.  The span's bytes are taken from *budget first; if
+ * it holds less, nothing is done.  Returns the bytes populated, 0 when the
+ * budget did not allow it, -errno on failure (e.g. tmpfs full; the budget
+ * is given back and the ring works as before, faulting as it goes). */
+long shm_seg_ring_populate(const struct shm_seg *seg, uint32_t idx, _Atomic uint64_t *budget);
+
 /* Start time of an OS process (0 if unknown). */
 uint64_t shm_proc_start_time(pid_t pid);
 
@@ -307,7 +318,8 @@ void shm_cleanup_unregister(const char *name);
 	X(PEERS_DEAD, "peers declared dead")                                                       \
 	X(BAD_RECORDS, "malformed records or rings discarded")                                     \
 	X(COOP_MSGS_RECV, "single-copy messages received with the sender's help")                 \
-	X(COOP_BYTES_PUSHED, "bytes this NI pushed into receivers with process_vm_writev")
+	X(COOP_BYTES_PUSHED, "bytes this NI pushed into receivers with process_vm_writev")         \
+	X(PREFAULT_BYTES, "ring bytes this NI pre-faulted on first contact (P3_SHMEM_PREFAULT)")
 
 enum shm_counter {
 #define SHM_COUNTER_ENUM(name, help) SHM_CTR_##name,
@@ -426,6 +438,7 @@ struct shm_config {
 	uint32_t cf_connect_timeout_ms;
 	uint32_t cf_coop_min;
 	uint32_t cf_coop_deny; /* test: act as if process_vm_writev were denied */
+	uint32_t cf_prefault;  /* bytes of rings this NI pre-faults (shm_seg_ring_populate) */
 	int cf_cma;
 };
 
@@ -467,6 +480,9 @@ struct shm_ni {
 	uint32_t ni_coop_gen[SHM_COOP_SLOTS];
 
 	_Atomic uint64_t ni_ctr[SHM_CTR_COUNT];
+	/* what is left of cf_prefault: taken by the sender's claim (peers
+	 * lock) and the receiver's attach (progress lock) */
+	_Atomic uint64_t ni_prefault_left;
 };
 
 static inline void shm_ctr_add(struct shm_ni *ni, enum shm_counter c, uint64_t v)
@@ -519,6 +535,12 @@ static inline uint64_t shm_peer_key(ptl_process_id_t id)
 }
 
 uint64_t shm_now_ns(void);
+
+/* Pre-fault ring `idx` of `seg` (ours: an inbound ring being attached; a
+ * peer's: the ring we just claimed in it) while ni_prefault_left lasts:
+ * the first lap of a ring otherwise allocates and maps one page per 4 KiB
+ * of records on each side inside the caller's message loop (init.c). */
+void shm_ring_prefault(struct shm_ni *ni, const struct shm_seg *seg, uint32_t idx);
 
 extern const struct p3_nal_ops p3_nal_shmem_ops;
 

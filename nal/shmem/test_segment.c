@@ -297,6 +297,78 @@ START_TEST(test_seg_open_rejects_garbage)
 }
 END_TEST
 
+/* 1 if the page at `addr` is mapped in this process (/proc/self/pagemap
+ * bit 63, readable without privileges), -1 if pagemap cannot be read. */
+static int page_present(const void *addr)
+{
+	uint64_t ent = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	ssize_t n = pread(fd, &ent, sizeof(ent), (off_t)((uintptr_t)addr / (uintptr_t)page) * 8);
+	close(fd);
+	return n == (ssize_t)sizeof(ent) ? (int)(ent >> 63) : -1;
+}
+
+/* 1 if the tmpfs page behind `addr` exists (mincore: in the page cache). */
+static int page_allocated(const void *addr)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char vec = 0;
+
+	ck_assert_int_eq(mincore((void *)((uintptr_t)addr & ~(uintptr_t)(page - 1)), 1, &vec), 0);
+	return vec & 1;
+}
+
+START_TEST(test_seg_ring_populate)
+{
+	char name[SHM_NAME_MAX];
+	struct shm_seg seg = {.sg_fd = -1}, peer = {.sg_fd = -1};
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	test_name(name, sizeof(name), 11);
+	create_ok(&seg, name);
+	ck_assert_int_eq(shm_seg_open(&peer, name), 0);
+	/* the owner wrote one record's worth into ring 2: populating it from
+	 * the other mapping must leave that alone */
+	uint8_t *own = shm_seg_ring_data(&seg, 2);
+	memset(own, 0xa5, SHM_CACHE_LINE);
+	uintptr_t start = (uintptr_t)shm_seg_ring_ctl(&peer, 2) & ~(page - 1);
+	uintptr_t end =
+	    ((uintptr_t)shm_seg_ring_data(&peer, 2) + test_geom.gm_ring_size + page - 1) &
+	    ~(page - 1);
+	uint8_t *ring4 = shm_seg_ring_data(&peer, 4);
+
+	/* a budget smaller than the ring: nothing done, nothing taken */
+	_Atomic uint64_t budget = end - start - 1;
+	ck_assert_int_eq(shm_seg_ring_populate(&peer, 2, &budget), 0);
+	ck_assert_uint_eq(atomic_load(&budget), end - start - 1);
+	ck_assert(!page_allocated((uint8_t *)end - 1));
+
+	atomic_store(&budget, 1u << 20);
+	ck_assert_int_eq(shm_seg_ring_populate(&peer, 2, &budget), (long)(end - start));
+	ck_assert_uint_eq(atomic_load(&budget), (1u << 20) - (end - start));
+	for (uintptr_t p = start; p < end; p += page) {
+		ck_assert_int_eq(page_allocated((void *)p), 1);
+		/* mapped in this mapping (or pagemap unreadable: -1) */
+		ck_assert_int_ne(page_present((void *)p), 0);
+	}
+	ck_assert(!page_allocated(ring4 + page)); /* another ring: untouched */
+	const uint8_t *mine = shm_seg_ring_data(&peer, 2);
+	for (int i = 0; i < SHM_CACHE_LINE; i++)
+		ck_assert_uint_eq(mine[i], 0xa5);
+	ck_assert_uint_eq(mine[SHM_CACHE_LINE], 0);
+
+	/* a ring the segment does not have */
+	ck_assert_int_eq(shm_seg_ring_populate(&peer, test_geom.gm_max_peers, &budget), -EINVAL);
+	shm_seg_close(&peer);
+	shm_seg_unlink(&seg);
+	shm_seg_close(&seg);
+}
+END_TEST
+
 START_TEST(test_seg_sweep)
 {
 	char dead[SHM_NAME_MAX], live[SHM_NAME_MAX];
@@ -341,6 +413,7 @@ static Suite *segment_suite(void)
 	tcase_add_test(tc, test_seg_other_user_denied);
 	tcase_add_test(tc, test_seg_open_rejects_garbage);
 	tcase_add_test(tc, test_seg_sweep);
+	tcase_add_test(tc, test_seg_ring_populate);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -332,6 +332,19 @@ static int initiator(int ready_fd, int done_fd, int bench)
 		     want);
 	if (getenv("P3_SHMEM_COOP_DENY") && pushed)
 		FAIL("pushed %llu bytes with pushes denied", (unsigned long long)pushed);
+	/* rings pre-faulted on first contact: the one it sends into and the
+	 * one it reads from, whole (the default budget holds both), or none */
+	ptl_sr_value_t prefault;
+	CHECK(p_PtlNIStatus(ni, PTL_SR_NAL_BASE + 20, &prefault)); /* PREFAULT_BYTES */
+	const char *pf = getenv("P3_SHMEM_PREFAULT"), *rs = getenv("P3_SHMEM_RING_SIZE");
+	unsigned long long ring = rs ? strtoull(rs, NULL, 0) : 262144;
+	printf("shmem smoke: rank 0 pre-faulted %llu ring bytes\n", (unsigned long long)prefault);
+	if (pf && strtoull(pf, NULL, 0) == 0 && prefault != 0)
+		FAIL("pre-faulted %llu bytes with P3_SHMEM_PREFAULT=0",
+		     (unsigned long long)prefault);
+	if (!pf && prefault < 2 * ring)
+		FAIL("pre-faulted %llu bytes, expected both rings (2 x %llu)",
+		     (unsigned long long)prefault, ring);
 	CHECK(p_PtlNIFini(ni));
 	p_PtlFini();
 	free(buf);

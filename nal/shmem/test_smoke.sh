@@ -26,6 +26,9 @@ echo "== P3_SHMEM_COOP_MIN=65536 P3_SHMEM_COOP_DENY=1"
 P3_SHMEM_COOP_MIN=65536 P3_SHMEM_COOP_DENY=1 SMOKE_EXPECT_COOP=4 $bin || rc=1
 echo "== P3_SHMEM_COOP_MIN=0"
 P3_SHMEM_COOP_MIN=0 $bin || rc=1
+# no ring pre-faulted on first contact (every page faults on its first lap)
+echo "== P3_SHMEM_PREFAULT=0"
+P3_SHMEM_PREFAULT=0 $bin || rc=1
 for cma in 1 0; do
 	echo "== --peer-death P3_SHMEM_CMA=$cma"
 	P3_SHMEM_CMA=$cma $bin --peer-death || rc=1
