@@ -722,8 +722,8 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 			 uint64_t flags);
 /* fi_inject()/fi_tinject() and their data variants: a stage slot, else
  * the common send path with PTL3_INJECT_CALL */
-ssize_t ptl3_inject_common(struct ptl3_ep *ep, int qid, const void *buf, size_t len,
-			   fi_addr_t dest, uint64_t tag, uint64_t data, int has_data);
+ssize_t ptl3_inject_common(struct ptl3_ep *ep, int qid, const void *buf, size_t len, fi_addr_t dest,
+                           uint64_t tag, uint64_t data, int has_data);
 /* the common receive path */
 ssize_t ptl3_recv_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
 			 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,

@@ -88,8 +88,7 @@ int ptl3_cq_poll_ready_locked(struct fid_cq *fcq)
 
 /* the entries at the head, up to count (out of line: an idle poll, the
  * common case, does not get here) */
-static __attribute__((noinline)) ssize_t cq_take_locked(struct ptl3_cq *cq, void *buf,
-							 size_t count)
+static __attribute__((noinline)) ssize_t cq_take_locked(struct ptl3_cq *cq, void *buf, size_t count)
 {
 	size_t n = 0, es = entry_size(cq->format);
 	while (n < count && cq->count) {
@@ -111,7 +110,7 @@ static __attribute__((noinline)) ssize_t cq_take_locked(struct ptl3_cq *cq, void
 /* inline into cq_read: an idle poll is the progress call and one test
  * (a frame of its own cost ~15 instructions per poll) */
 static inline __attribute__((always_inline)) ssize_t cq_read_locked(struct ptl3_cq *cq, void *buf,
-								     size_t count)
+                                                                    size_t count)
 {
 	if (cq->ep)
 		ptl3_ep_progress_locked(cq->ep);

@@ -286,12 +286,12 @@ static __attribute__((noinline)) void eq_event_locked(struct ptl3_ep *ep, const 
 static __attribute__((noinline, cold)) void eq_trace(const ptl_event_t *ev, int unexpected)
 {
 	fprintf(stderr,
-		"ptl3 trace: %s %s user_ptr %p from %u:%u mbits %#llx rlen %llu mlen %llu "
-		"off %llu hdr %#llx fail %u\n",
-		unexpected ? "ueq" : "eq", PtlEventKindStr(ev->type), ev->md.user_ptr,
-		ev->initiator.nid, ev->initiator.pid, (unsigned long long)ev->match_bits,
-		(unsigned long long)ev->rlength, (unsigned long long)ev->mlength,
-		(unsigned long long)ev->offset, (unsigned long long)ev->hdr_data, ev->ni_fail_type);
+	        "ptl3 trace: %s %s user_ptr %p from %u:%u mbits %#llx rlen %llu mlen %llu "
+	        "off %llu hdr %#llx fail %u\n",
+	        unexpected ? "ueq" : "eq", PtlEventKindStr(ev->type), ev->md.user_ptr,
+	        ev->initiator.nid, ev->initiator.pid, (unsigned long long)ev->match_bits,
+	        (unsigned long long)ev->rlength, (unsigned long long)ev->mlength,
+	        (unsigned long long)ev->offset, (unsigned long long)ev->hdr_data, ev->ni_fail_type);
 }
 
 /* a receive's queued post found the unexpected EQ not empty: post it

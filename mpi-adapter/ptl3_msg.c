@@ -123,7 +123,7 @@ static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struc
  * buffer unlinks, header-only arrivals, messages no soft receive's head
  * takes (queued as unexpected) */
 static __attribute__((noinline)) void ueq_event_rest_locked(struct ptl3_ep *ep,
-							    const ptl_event_t *ev, uint64_t u)
+                                                            const ptl_event_t *ev, uint64_t u)
 {
 	uint64_t kind = PTL3_UP_KIND(u);
 	uint32_t qid = PTL3_UP_GEN(u);
@@ -212,8 +212,8 @@ void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64
 			size_t rlen = ev->rlength, n = rlen < op->buflen ? rlen : op->buflen;
 			ptl3_copy(op->buf, q->ebufs[idx].mem + ev->offset, n);
 			ptl3_rx_complete_locked(ep, op->context, FI_RECV | FI_TAGGED, op->buf, n,
-						tag, ev->hdr_data, rlen > n ? FI_ETRUNC : 0,
-						rlen - n, op->want_comp);
+			                        tag, ev->hdr_data, rlen > n ? FI_ETRUNC : 0,
+			                        rlen - n, op->want_comp);
 			ptl3_op_free_locked(ep, op);
 			return;
 		}
@@ -714,7 +714,7 @@ struct send_dest {
 	uint64_t mbits, hdr;
 };
 static inline int send_begin(struct ptl3_ep *ep, int qid, size_t len, fi_addr_t dest, uint64_t tag,
-			     uint64_t data, int has_data, struct send_dest *d)
+                             uint64_t data, int has_data, struct send_dest *d)
 {
 	if (qid == PTL3_Q_TAG && (tag & PTL3_LONG_BIT))
 		return -FI_EINVAL; /* bit 63 is the wire's "long" flag */
@@ -738,8 +738,8 @@ static inline int send_begin(struct ptl3_ep *ep, int qid, size_t len, fi_addr_t 
 /* fi_inject()/fi_tinject() and their data variants, MPICH's small sends:
  * into a stage slot at once (ptl3_stage.c), without the general path's
  * iovec, op slot and context; the general path when no slot is free. */
-ssize_t ptl3_inject_common(struct ptl3_ep *ep, int qid, const void *buf, size_t len,
-			   fi_addr_t dest, uint64_t tag, uint64_t data, int has_data)
+ssize_t ptl3_inject_common(struct ptl3_ep *ep, int qid, const void *buf, size_t len, fi_addr_t dest,
+                           uint64_t tag, uint64_t data, int has_data)
 {
 	struct send_dest d;
 	int r = send_begin(ep, qid, len, dest, tag, data, has_data, &d);
@@ -756,12 +756,12 @@ ssize_t ptl3_inject_common(struct ptl3_ep *ep, int qid, const void *buf, size_t 
 	ptl3_unlock_data(ep->dom);
 	struct iovec iov = {(void *)buf, len};
 	return ptl3_send_common(ep, qid, &iov, 1, dest, tag, data, has_data, NULL,
-				FI_INJECT | PTL3_INJECT_CALL);
+	                        FI_INJECT | PTL3_INJECT_CALL);
 }
 
 ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
-			 fi_addr_t dest, uint64_t tag, uint64_t data, int has_data, void *context,
-			 uint64_t flags)
+                         fi_addr_t dest, uint64_t tag, uint64_t data, int has_data, void *context,
+                         uint64_t flags)
 {
 	if (count > 1)
 		return -FI_EINVAL;
