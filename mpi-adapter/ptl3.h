@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include <rdma/fabric.h>
@@ -669,6 +670,39 @@ static inline void ptl3_rx_complete_locked(struct ptl3_ep *ep, void *context, ui
 	ep->st.bytes_recv += len;
 }
 
+/* memcpy for a message's payload: up to 16 bytes (MPICH's small
+ * messages, the 1-byte latency test's) with two overlapping loads and
+ * stores of a fixed width, inline; longer ones through memcpy.  A call to
+ * libc's memcpy for one byte (PLT, length dispatch) cost ~20 instructions
+ * on both the inject's copy into its stage slot and the arrival's copy out
+ * of the eager buffer.  dst and src must not overlap (memcpy's rule). */
+static inline void ptl3_copy(void *dst, const void *src, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+	if (__builtin_expect(n > 16, 0)) {
+		memcpy(d, s, n);
+	} else if (n >= 8) {
+		uint64_t a, b;
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		memcpy(d, &a, 4);
+		memcpy(d + n - 4, &b, 4);
+	} else if (n) {
+		/* 1-3 bytes: first, middle, last (the same byte when n is 1) */
+		unsigned char a = s[0], m = s[n >> 1], z = s[n - 1];
+		d[0] = a;
+		d[n >> 1] = m;
+		d[n - 1] = z;
+	}
+}
+
 /* ---- data movement (ptl3_msg.c, ptl3_tagged.c, ptl3_rma.c) */
 extern struct fi_ops_msg ptl3_msg_ops;
 extern struct fi_ops_tagged ptl3_tagged_ops;
@@ -686,6 +720,10 @@ void ptl3_rma_notify_locked(struct ptl3_ep *ep, ptl_process_id_t target, uint32_
 ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
 			 fi_addr_t dest, uint64_t tag, uint64_t data, int has_data, void *context,
 			 uint64_t flags);
+/* fi_inject()/fi_tinject() and their data variants: a stage slot, else
+ * the common send path with PTL3_INJECT_CALL */
+ssize_t ptl3_inject_common(struct ptl3_ep *ep, int qid, const void *buf, size_t len, fi_addr_t dest,
+                           uint64_t tag, uint64_t data, int has_data);
 /* the common receive path */
 ssize_t ptl3_recv_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
 			 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,

@@ -119,7 +119,11 @@ void ptl3_rxq_teardown_locked(struct ptl3_ep *ep, struct ptl3_rxq *q)
 
 static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struct ptl3_ux *x);
 
-void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64_t u)
+/* every unexpected-queue event but the small message's (below): eager
+ * buffer unlinks, header-only arrivals, messages no soft receive's head
+ * takes (queued as unexpected) */
+static __attribute__((noinline)) void ueq_event_rest_locked(struct ptl3_ep *ep,
+                                                            const ptl_event_t *ev, uint64_t u)
 {
 	uint64_t kind = PTL3_UP_KIND(u);
 	uint32_t qid = PTL3_UP_GEN(u);
@@ -153,23 +157,8 @@ void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64
 	/* we have it whole (or it is empty): its sender need not keep it */
 	if (whole)
 		ptl3_sender_done_locked(ep, ev->initiator, ev->hdr_data, 1);
-	/* a receive the provider matches itself (ptl3_soft.c) takes it first;
-	 * the oldest one, whole in an eager buffer, is the small message's
-	 * path to MPI: copied out at once, the buffer never referenced
-	 * (ux_deliver_locked's case, inline) */
+	/* a receive the provider matches itself (ptl3_soft.c) takes it first */
 	struct ptl3_op *op = NULL;
-	if (b && whole && (op = ptl3_soft_take_head_locked(q, ev->initiator, tag)) != NULL) {
-		ep->st.ux_eager++;
-		ep->st.soft_matched++;
-		size_t rlen = ev->rlength, n = rlen < op->buflen ? rlen : op->buflen;
-		if (n)
-			memcpy(op->buf, b->mem + ev->offset, n);
-		ptl3_rx_complete_locked(ep, op->context, FI_RECV | FI_TAGGED, op->buf, n, tag,
-					ev->hdr_data, rlen > n ? FI_ETRUNC : 0, rlen - n,
-					op->want_comp);
-		ptl3_op_free_locked(ep, op);
-		return;
-	}
 	struct ptl3_ux m = {NULL, ev->initiator, tag, ev->hdr_data, ev->rlength, ev->mlength, NULL,
 			    0};
 	if (q->soft_head)
@@ -199,6 +188,37 @@ void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64
 		q->ux_head = x;
 	q->ux_tail = x;
 	q->ux_count++;
+}
+
+void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64_t u)
+{
+	/* The small message's path to MPI: whole in an eager buffer and taken
+	 * by the oldest soft receive (ptl3_soft.c), copied out at once, the
+	 * buffer never referenced (ux_deliver_locked's case).  Apart from the
+	 * rest so that it keeps a small frame: ~60 instructions fewer per
+	 * message than when both were one function. */
+	uint32_t qid = PTL3_UP_GEN(u), idx = PTL3_UP_IDX(u);
+	if (PTL3_UP_KIND(u) == PTL3_UP_EBUF && qid < PTL3_NQ && (int)idx < ep->q[qid].nebufs &&
+	    ev->type == PTL_EVENT_PUT_END && ev->ni_fail_type == PTL_NI_OK &&
+	    ev->mlength == ev->rlength) {
+		struct ptl3_rxq *q = &ep->q[qid];
+		uint64_t tag = ev->match_bits & ~PTL3_LONG_BIT;
+		struct ptl3_op *op = ptl3_soft_take_head_locked(q, ev->initiator, tag);
+		if (op) {
+			/* we have it whole: its sender need not keep it */
+			ptl3_sender_done_locked(ep, ev->initiator, ev->hdr_data, 1);
+			ep->st.ux_eager++;
+			ep->st.soft_matched++;
+			size_t rlen = ev->rlength, n = rlen < op->buflen ? rlen : op->buflen;
+			ptl3_copy(op->buf, q->ebufs[idx].mem + ev->offset, n);
+			ptl3_rx_complete_locked(ep, op->context, FI_RECV | FI_TAGGED, op->buf, n,
+			                        tag, ev->hdr_data, rlen > n ? FI_ETRUNC : 0,
+			                        rlen - n, op->want_comp);
+			ptl3_op_free_locked(ep, op);
+			return;
+		}
+	}
+	ueq_event_rest_locked(ep, ev, u);
 }
 
 static struct ptl3_ux *ux_find_locked(struct ptl3_rxq *q, int has_src, ptl_process_id_t src,
@@ -272,7 +292,7 @@ static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struc
 	uint64_t flags = FI_RECV | (op->qid == PTL3_Q_TAG ? FI_TAGGED : FI_MSG);
 	if (x->buf || x->rlen == 0) {
 		if (n)
-			memcpy(op->buf, x->buf->mem + x->off, n);
+			ptl3_copy(op->buf, x->buf->mem + x->off, n);
 		if (x->buf)
 			ebuf_release_locked(ep, x->buf);
 		ptl3_rx_complete_locked(ep, op->context, flags, op->buf, n, x->tag, x->hdr,
@@ -686,43 +706,73 @@ static ssize_t send_out(struct ptl3_ep *ep, ssize_t r)
 	return r;
 }
 
-ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
-			 fi_addr_t dest, uint64_t tag, uint64_t data, int has_data, void *context,
-			 uint64_t flags)
+/* Where a send goes and what its header says; every send call starts
+ * here.  Takes the lock: 0, or an error with the lock released. */
+struct send_dest {
+	ptl_process_id_t id;
+	ptl_pt_index_t pt;
+	uint64_t mbits, hdr;
+};
+static inline int send_begin(struct ptl3_ep *ep, int qid, size_t len, fi_addr_t dest, uint64_t tag,
+                             uint64_t data, int has_data, struct send_dest *d)
 {
-	if (count > 1)
-		return -FI_EINVAL;
 	if (qid == PTL3_Q_TAG && (tag & PTL3_LONG_BIT))
 		return -FI_EINVAL; /* bit 63 is the wire's "long" flag */
-	const void *buf = count ? iov[0].iov_base : NULL;
-	size_t len = count ? iov[0].iov_len : 0;
 	ptl3_lock_data(ep->dom);
 	if (!ep->enabled) {
 		ptl3_unlock_data(ep->dom);
 		return -FI_EOPBADSTATE;
 	}
-	ptl_process_id_t id;
 	uint32_t dest_ep;
-	if (ptl3_av_get(ep->av, dest, &id, &dest_ep)) {
+	if (ptl3_av_get(ep->av, dest, &d->id, &dest_ep)) {
 		ptl3_unlock_data(ep->dom);
 		return -FI_EINVAL;
 	}
-	/* The events already posted are drained after the put (send_out), not
+	uint64_t long_bit = len > ptl3_params.eager ? PTL3_LONG_BIT : 0;
+	d->mbits = qid == PTL3_Q_TAG ? tag | long_bit : long_bit;
+	d->hdr = (data & 0xFFFFFFFFULL) | (has_data ? PTL3_HDR_HAS_DATA : 0);
+	d->pt = ptl3_rx_pt(ep->pt_base, dest_ep, qid == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
+	return 0;
+}
+
+/* fi_inject()/fi_tinject() and their data variants, MPICH's small sends:
+ * into a stage slot at once (ptl3_stage.c), without the general path's
+ * iovec, op slot and context; the general path when no slot is free. */
+ssize_t ptl3_inject_common(struct ptl3_ep *ep, int qid, const void *buf, size_t len, fi_addr_t dest,
+                           uint64_t tag, uint64_t data, int has_data)
+{
+	struct send_dest d;
+	int r = send_begin(ep, qid, len, dest, tag, data, has_data, &d);
+	if (r)
+		return r;
+	/* the stage writes no completion: only for fi_inject() itself.  The
+	 * events already posted are drained after the put (send_out), not
 	 * before it: the drain still bounds the EQ (every Portals call gives
 	 * the NAL a pass, which may post events), and the message leaves
 	 * first. */
-	uint64_t mbits = tag | (len > ptl3_params.eager ? PTL3_LONG_BIT : 0);
-	if (qid == PTL3_Q_MSG)
-		mbits = len > ptl3_params.eager ? PTL3_LONG_BIT : 0;
-	uint64_t hdr = (data & 0xFFFFFFFFULL) | (has_data ? PTL3_HDR_HAS_DATA : 0);
-	ptl_pt_index_t pt =
-	    ptl3_rx_pt(ep->pt_base, dest_ep, qid == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
-	/* the stage writes no completion: only for fi_inject() itself */
-	if (flags & PTL3_INJECT_CALL) {
-		int r = ptl3_stage_send_locked(ep, id, pt, mbits, hdr, buf, len);
-		if (r)
-			return send_out(ep, r < 0 ? r : 0);
-	}
+	r = ptl3_stage_send_locked(ep, d.id, d.pt, d.mbits, d.hdr, buf, len);
+	if (r)
+		return send_out(ep, r < 0 ? r : 0);
+	ptl3_unlock_data(ep->dom);
+	struct iovec iov = {(void *)buf, len};
+	return ptl3_send_common(ep, qid, &iov, 1, dest, tag, data, has_data, NULL,
+	                        FI_INJECT | PTL3_INJECT_CALL);
+}
+
+ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
+                         fi_addr_t dest, uint64_t tag, uint64_t data, int has_data, void *context,
+                         uint64_t flags)
+{
+	if (count > 1)
+		return -FI_EINVAL;
+	const void *buf = count ? iov[0].iov_base : NULL;
+	size_t len = count ? iov[0].iov_len : 0;
+	struct send_dest d;
+	int r = send_begin(ep, qid, len, dest, tag, data, has_data, &d);
+	if (r)
+		return r;
+	ptl_process_id_t id = d.id;
+	uint64_t hdr = d.hdr;
 	struct ptl3_op *op = ptl3_op_alloc_locked(ep, PTL3_OP_SEND);
 	if (!op)
 		return send_out(ep, -FI_EAGAIN);
@@ -748,7 +798,7 @@ ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 		return send_out(ep, rc == PTL_NO_SPACE ? -FI_EAGAIN : -FI_EIO);
 	}
 	hdr |= op->send_id << 32;
-	rc = PtlPut(op->md, PTL_ACK_REQ, id, pt, 0, mbits, 0, hdr);
+	rc = PtlPut(op->md, PTL_ACK_REQ, id, d.pt, 0, d.mbits, 0, hdr);
 	if (rc != PTL_OK) {
 		PtlMEUnlink(op->me);
 		ptl3_op_free_locked(ep, op);

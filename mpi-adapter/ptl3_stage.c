@@ -158,7 +158,7 @@ int ptl3_stage_send_locked(struct ptl3_ep *ep, ptl_process_id_t dest, ptl_pt_ind
 	               ((uint64_t)s->gen << PTL3_STAGE_GEN_POS) | slot;
 	size_t off = (size_t)slot << st->shift;
 	if (len)
-		memcpy(st->mem + off, buf, len);
+		ptl3_copy(st->mem + off, buf, len);
 	/* a bound send counter counts at SEND_END: then the MD with events */
 	int quiet = !ep->send_cntr && st->quiet_md != PTL_INVALID_HANDLE;
 	int rc = PtlPutRegion(quiet ? st->quiet_md : st->md, off, len, PTL_NOACK_REQ, dest, pt, 0,

@@ -57,9 +57,7 @@ static ssize_t t_sendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, ui
 static ssize_t t_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest,
 			uint64_t tag)
 {
-	struct iovec iov = {(void *)buf, len};
-	return ptl3_send_common(ptl3_ep_of(fep), PTL3_Q_TAG, &iov, 1, dest, tag, 0, 0, NULL,
-				FI_INJECT | PTL3_INJECT_CALL);
+	return ptl3_inject_common(ptl3_ep_of(fep), PTL3_Q_TAG, buf, len, dest, tag, 0, 0);
 }
 
 static ssize_t t_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
@@ -74,9 +72,7 @@ static ssize_t t_senddata(struct fid_ep *fep, const void *buf, size_t len, void 
 static ssize_t t_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
 			    fi_addr_t dest, uint64_t tag)
 {
-	struct iovec iov = {(void *)buf, len};
-	return ptl3_send_common(ptl3_ep_of(fep), PTL3_Q_TAG, &iov, 1, dest, tag, data, 1, NULL,
-				FI_INJECT | PTL3_INJECT_CALL);
+	return ptl3_inject_common(ptl3_ep_of(fep), PTL3_Q_TAG, buf, len, dest, tag, data, 1);
 }
 
 struct fi_ops_tagged ptl3_tagged_ops = {

@@ -56,9 +56,7 @@ static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_
 
 static ssize_t msg_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest)
 {
-	struct iovec iov = {(void *)buf, len};
-	return ptl3_send_common(ptl3_ep_of(fep), PTL3_Q_MSG, &iov, 1, dest, 0, 0, 0, NULL,
-	                        FI_INJECT | PTL3_INJECT_CALL);
+	return ptl3_inject_common(ptl3_ep_of(fep), PTL3_Q_MSG, buf, len, dest, 0, 0, 0);
 }
 
 static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
@@ -73,9 +71,7 @@ static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len, voi
 static ssize_t msg_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
                               fi_addr_t dest)
 {
-	struct iovec iov = {(void *)buf, len};
-	return ptl3_send_common(ptl3_ep_of(fep), PTL3_Q_MSG, &iov, 1, dest, 0, data, 1, NULL,
-	                        FI_INJECT | PTL3_INJECT_CALL);
+	return ptl3_inject_common(ptl3_ep_of(fep), PTL3_Q_MSG, buf, len, dest, 0, data, 1);
 }
 
 struct fi_ops_msg ptl3_msg_ops = {
