@@ -236,7 +236,7 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 		spins++;
 		if (yield)
 			sched_yield();
-		else if (spins > P3_SPIN_NOPAUSE)
+		else
 			p3_cpu_relax();
 		if (yield || (spins & 15u) == 0)
 			now = p3_now_us();

@@ -140,12 +140,5 @@ void p3_api_ni_close(struct p3_api_ni *ni);
 
 /* Spin budget of EQWait/EQPoll before blocking, microseconds. */
 #define P3_SPIN_US 50
-/* Passes of that spin without a pause instruction first (a pass costs
- * ~130 instructions, 64 of them a few microseconds): `pause` takes 55-80 ns
- * on this machine's KVM guest (Zen 4), as long as the rest of a 0-byte
- * put's half round trip, and an answer that lands during one waits for
- * its end.  After them, pauses as before (a long wait, an SMT sibling
- * that needs the core). */
-#define P3_SPIN_NOPAUSE 64
 
 #endif
