@@ -44,23 +44,23 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define FLOOR_RING (256u * 1024u) /* shmem's default ring (P3_SHMEM_RING_SIZE) */
-#define FLOOR_LINE 64u
-#define FLOOR_SLOTS (FLOOR_RING / FLOOR_LINE)
-#define FLOOR_PAYLOAD 8u  /* shmem's SMALL records: up to 8 payload bytes */
-#define FLOOR_EVENTS 1024u /* the receiver's local event ring */
-#define FLOOR_ITERS 5000
-#define FLOOR_SKIP 1000
-#define FLOOR_RUNS 20
+#define FLOOR_RING       (256u * 1024u) /* shmem's default ring (P3_SHMEM_RING_SIZE) */
+#define FLOOR_LINE       64u
+#define FLOOR_SLOTS      (FLOOR_RING / FLOOR_LINE)
+#define FLOOR_PAYLOAD    8u    /* shmem's SMALL records: up to 8 payload bytes */
+#define FLOOR_EVENTS     1024u /* the receiver's local event ring */
+#define FLOOR_ITERS      5000
+#define FLOOR_SKIP       1000
+#define FLOOR_RUNS       20
 #define FLOOR_SPIN_CHECK 0xFFFFu
 
-#define PROBE_LOOP 40000u /* compute-loop iterations: ~30-60 us */
-#define PROBE_REPS 5	  /* per condition and probe; the best counts */
-#define PROBE_SETTLE_US 300 /* rank 1 reaches its futex meanwhile */
+#define PROBE_LOOP      40000u /* compute-loop iterations: ~30-60 us */
+#define PROBE_REPS      5      /* per condition and probe; the best counts */
+#define PROBE_SETTLE_US 300    /* rank 1 reaches its futex meanwhile */
 /* Slowdown at or above which the two CPUs share a core, at or below which
  * they do not (separate cores measured 0.98-1.05, siblings 1.5 and more:
  * see README "The flag ping-pong and the placement"). */
-#define PROBE_SHARED 1.25
+#define PROBE_SHARED   1.25
 #define PROBE_SEPARATE 1.10
 
 /* One record, one cache line: the layout of shmem's SMALL record
@@ -85,8 +85,8 @@ struct floor_word {
 
 /* The floor's part of the shared segment (pb_seg_floor_area). */
 struct floor_area {
-	struct floor_word head[2]; /* ring d's producer: records published */
-	struct floor_word tail[2]; /* ring d's consumer: records consumed */
+	struct floor_word head[2];           /* ring d's producer: records published */
+	struct floor_word tail[2];           /* ring d's consumer: records consumed */
 	_Alignas(64) _Atomic uint32_t probe; /* the placement probe's word (futex) */
 	_Alignas(4096) struct floor_rec ring[2][FLOOR_SLOTS]; /* ring d: rank d -> rank 1 - d */
 };
@@ -239,7 +239,8 @@ static double probe_kernel(void)
 		x4 = (x4 >> 1) + x5;
 		x5 ^= x0 << 2;
 		/* keep them in registers and out of vector units */
-		__asm__ __volatile__("" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4), "+r"(x5));
+		__asm__ __volatile__(""
+		                     : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4), "+r"(x5));
 	}
 	t1 = pb_now();
 	__asm__ __volatile__("" : : "r"(x0 ^ x1 ^ x2 ^ x3 ^ x4 ^ x5));
@@ -342,11 +343,12 @@ void pb_placement_line(const struct pb_ctx *c, char *buf, size_t len)
 		snprintf(buf, len, "placement: not probed");
 		return;
 	}
-	snprintf(buf, len,
-	         "placement: rank 0's compute loop ran %.2f-%.2fx slower while rank 1 spun than while "
-	         "it slept (%d probes): %s",
-	         c->probe_min, c->probe_max, c->probe_n,
-	         pb_placement_verdict(c->probe_min, c->probe_max));
+	snprintf(
+	    buf, len,
+	    "placement: rank 0's compute loop ran %.2f-%.2fx slower while rank 1 spun than while "
+	    "it slept (%d probes): %s",
+	    c->probe_min, c->probe_max, c->probe_n,
+	    pb_placement_verdict(c->probe_min, c->probe_max));
 }
 
 /* ---- the reference (struct pb_ref) ---- */
