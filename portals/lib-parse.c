@@ -336,8 +336,10 @@ int p3_lib_parse_eager(struct p3_lib *lib, const struct p3_hdr *hdr, const void 
 	       (unsigned long long)hdr->match_bits, (unsigned)me->me_obj.obj_handle,
 	       (unsigned)md->md_obj.obj_handle, (unsigned long long)offset,
 	       (unsigned long long)mlength);
-	/* may free md and me: last */
-	p3_md_maybe_unlink_locked(lib, md, ei.ei_link, &d);
+	/* may free md and me: last.  Only an armed MD can go (the call
+	 * checks the rest): a persistent MD pays no call. */
+	if (P3_UNLIKELY(md->md_armed))
+		p3_md_maybe_unlink_locked(lib, md, ei.ei_link, &d);
 	p3_lib_unlock(lib);
 	if (P3_UNLIKELY(d.df_nev || d.df_nfutex || d.df_nal_wake))
 		p3_defer_run(lib, &d);
