@@ -138,6 +138,8 @@ struct pb_ctx {
 	char floor_src[8];
 	char floor_dst[8];
 	double probe_min, probe_max; /* placement probe: rank 0's slowdown */
+#define PB_PROBES_MAX 64
+	double probe_v[PB_PROBES_MAX]; /* the first PB_PROBES_MAX probes */
 	int probe_n;
 
 	/* raw UDP references (network NALs): sizes of the lat / bw tests */
@@ -197,7 +199,7 @@ void pb_floor_report(struct pb_ctx *c, const struct pb_ref *r);
 void pb_floor_release(struct pb_ctx *c);
 /* "placement: ..." (the probe's range and verdict) */
 void pb_placement_line(const struct pb_ctx *c, char *buf, size_t len);
-const char *pb_placement_verdict(double lo, double hi);
+const char *pb_placement_verdict(double median);
 void pb_refs_measure(struct pb_ctx *c);
 void pb_refs_report(struct pb_ctx *c);
 void pb_refs_release(struct pb_ctx *c);
