@@ -58,10 +58,10 @@
 #define PROBE_REPS      5      /* per condition and probe; the best counts */
 #define PROBE_SETTLE_US 300    /* rank 1 reaches its futex meanwhile */
 /* Median slowdown at or above which the two CPUs are taken to share a
- * core, at or below which they are not.  Separate cores: 1.00 in every
- * probe of a quiet run here; a sibling placement was not observed yet, so
- * the upper threshold is a margin, not a measurement (README, "The flag
- * ping-pong and the placement"). */
+ * core, at or below which they are not.  Measured here: 1.00 on separate
+ * cores, 2.00 (1.68 at times) on the two threads of one core, single
+ * probes straying under load (README, "The flag ping-pong and the
+ * placement"). */
 #define PROBE_SHARED   1.25
 #define PROBE_SEPARATE 1.10
 
