@@ -59,7 +59,7 @@
 #define PROBE_SETTLE_US 300    /* rank 1 reaches its futex meanwhile */
 /* Median slowdown at or above which the two CPUs are taken to share a
  * core, at or below which they are not.  Measured here: 1.00 on separate
- * cores, 2.00 (1.68 at times) on the two threads of one core, single
+ * cores, 2.00 (1.62-1.70 at times) on the two threads of one core, single
  * probes straying under load (README, "The flag ping-pong and the
  * placement"). */
 #define PROBE_SHARED   1.25
