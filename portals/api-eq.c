@@ -144,8 +144,8 @@ static void p3_poll_kick(struct p3_poll_set *s)
 			continue;
 		for (int j = 0; j < i && !seen; j++)
 			seen = s->nis[j] == ni;
-		if (!seen)
-			ni->ni_if->progress(ni->ni_lib, 0);
+		if (!seen) /* the NAL's pass itself for the in-process LIB (api.h) */
+			p3_api_progress(ni, 0);
 	}
 }
 

@@ -37,13 +37,3 @@ int p3_lib_ac_entry(struct p3_lib *lib, ptl_ac_index_t ac, ptl_process_id_t id, 
 	return PTL_OK;
 }
 
-int p3_acl_admits_locked(struct p3_lib *lib, const struct p3_hdr *hdr)
-{
-	const struct p3_ac *e = &lib->lib_acl[hdr->ac_index];
-
-	return e->ac_valid && (e->ac_id.nid == PTL_NID_ANY || e->ac_id.nid == hdr->src.nid) &&
-	       (e->ac_id.pid == PTL_PID_ANY || e->ac_id.pid == hdr->src.pid) &&
-	       (e->ac_uid == PTL_UID_ANY || e->ac_uid == hdr->src_uid) &&
-	       (e->ac_jid == PTL_JID_ANY || e->ac_jid == hdr->src_jid) &&
-	       (e->ac_pt == PTL_PT_INDEX_ANY || e->ac_pt == hdr->pt_index);
-}

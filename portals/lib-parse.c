@@ -320,9 +320,10 @@ int p3_lib_parse_eager(struct p3_lib *lib, const struct p3_hdr *hdr, const void 
 	p3_defer_init(&d);
 	p3_md_take_locked(md, offset, mlength);
 	p3_ev_from_hdr_locked(lib, &ei, hdr, mlength, offset, hdr->hdr_data);
-	if (md->md_niov == 1 && mlength) /* matching kept offset + mlength inside it */
+	/* nothing to place for 0 bytes (and no call: ~20 instructions) */
+	if (mlength && md->md_niov == 1) /* matching kept offset + mlength inside it */
 		memcpy((char *)md->md_iov[0].iov_base + offset, payload, mlength);
-	else
+	else if (mlength)
 		p3_iov_copy_in(md->md_iov, md->md_niov, offset, payload, mlength);
 	lib->lib_sr[PTL_SR_RECV_COUNT]++;
 	lib->lib_sr[PTL_SR_RECV_LENGTH] += mlength;
@@ -335,8 +336,10 @@ int p3_lib_parse_eager(struct p3_lib *lib, const struct p3_hdr *hdr, const void 
 	       (unsigned long long)hdr->match_bits, (unsigned)me->me_obj.obj_handle,
 	       (unsigned)md->md_obj.obj_handle, (unsigned long long)offset,
 	       (unsigned long long)mlength);
-	/* may free md and me: last */
-	p3_md_maybe_unlink_locked(lib, md, ei.ei_link, &d);
+	/* may free md and me: last.  Only an armed MD can go (the call
+	 * checks the rest): a persistent MD pays no call. */
+	if (P3_UNLIKELY(md->md_armed))
+		p3_md_maybe_unlink_locked(lib, md, ei.ei_link, &d);
 	p3_lib_unlock(lib);
 	if (P3_UNLIKELY(d.df_nev || d.df_nfutex || d.df_nal_wake))
 		p3_defer_run(lib, &d);

@@ -484,8 +484,18 @@ void p3_me_destroy_locked(struct p3_lib *lib, struct p3_me *me);
 void p3_acl_init(struct p3_lib *lib);
 int p3_lib_ac_entry(struct p3_lib *lib, ptl_ac_index_t ac, ptl_process_id_t id, ptl_uid_t uid,
 		    ptl_jid_t jid, ptl_pt_index_t pt);
-/* 1 if entry ac admits the request in hdr. */
-int p3_acl_admits_locked(struct p3_lib *lib, const struct p3_hdr *hdr);
+/* 1 if entry ac admits the request in hdr (the caller checked ac_index
+ * against the limit).  Inline: every request's arrival runs it. */
+static inline int p3_acl_admits_locked(const struct p3_lib *lib, const struct p3_hdr *hdr)
+{
+	const struct p3_ac *e = &lib->lib_acl[hdr->ac_index];
+
+	return e->ac_valid && (e->ac_id.nid == PTL_NID_ANY || e->ac_id.nid == hdr->src.nid) &&
+	       (e->ac_id.pid == PTL_PID_ANY || e->ac_id.pid == hdr->src.pid) &&
+	       (e->ac_uid == PTL_UID_ANY || e->ac_uid == hdr->src_uid) &&
+	       (e->ac_jid == PTL_JID_ANY || e->ac_jid == hdr->src_jid) &&
+	       (e->ac_pt == PTL_PT_INDEX_ANY || e->ac_pt == hdr->pt_index);
+}
 
 /* lib-match.c */
 /* First ME on hdr's portal that matches and whose MD accepts the request;

@@ -59,6 +59,7 @@ struct pb_ctrl_ops {
  * call it); value() returns NAN where the reference does not apply. */
 struct pb_ref {
 	const char *name;	/* CSV test name of --ref-only rows: "ref-flag" */
+	int secondary;		/* a second column beside the first reference (pb_ref2_for) */
 	const char *title;	/* table title */
 	const char *col;	/* column label beside a test's figure */
 	enum pb_kind kind;	/* PB_KIND_LAT (also serves RTT) or PB_KIND_BW */
@@ -127,6 +128,20 @@ struct pb_ctx {
 	double ref_memcpy_mbs[PB_MAX_SIZES];
 	int ref_nsizes;
 
+	/* ring floor and placement probe (floor.c) */
+	double floor_half_rtt_us;
+	uint64_t floor_pos;	  /* records sent (= received) per direction so far */
+	uint64_t floor_tail_seen; /* producer: the consumer's tail last read */
+	uint64_t floor_evw;	  /* events written into floor_evq */
+	ptl_event_t *floor_evq;
+	uint32_t floor_uid;	  /* the records' uid field */
+	char floor_src[8];
+	char floor_dst[8];
+	double probe_min, probe_max; /* placement probe: rank 0's slowdown */
+#define PB_PROBES_MAX 64
+	double probe_v[PB_PROBES_MAX]; /* the first PB_PROBES_MAX probes */
+	int probe_n;
+
 	/* raw UDP references (network NALs): sizes of the lat / bw tests */
 	int udp_lat_n;
 	size_t udp_lat_sizes[PB_MAX_SIZES];
@@ -169,6 +184,22 @@ void pb_seg_detach(struct pb_ctx *c);
 void pb_seg_cleanup_name(void);
 extern const struct pb_ctrl_ops pb_ctrl_shm;
 const struct pb_ref *pb_ref_for(const struct pb_ctx *c, enum pb_kind kind);
+const struct pb_ref *pb_ref2_for(const struct pb_ctx *c, enum pb_kind kind);
+int pb_flag_applies(const struct pb_ctx *c); /* same node, shmem-like NAL */
+/* the ring floor's part of the shared segment, NULL without one */
+#define PB_FLOOR_AREA (2u * 256u * 1024u + 4096u)
+void *pb_seg_floor_area(const struct pb_ctx *c);
+
+/* floor.c: the ring floor and the placement probe (struct pb_ref methods) */
+int pb_floor_usable(const struct pb_ctx *c);
+void pb_floor_measure(struct pb_ctx *c);
+double pb_floor_value(const struct pb_ctx *c, enum pb_kind kind, size_t size);
+void pb_floor_again(struct pb_ctx *c, enum pb_kind kind, size_t size);
+void pb_floor_report(struct pb_ctx *c, const struct pb_ref *r);
+void pb_floor_release(struct pb_ctx *c);
+/* "placement: ..." (the probe's range and verdict) */
+void pb_placement_line(const struct pb_ctx *c, char *buf, size_t len);
+const char *pb_placement_verdict(double median);
 void pb_refs_measure(struct pb_ctx *c);
 void pb_refs_report(struct pb_ctx *c);
 void pb_refs_release(struct pb_ctx *c);
@@ -181,10 +212,12 @@ struct pb_table {
 	const char *unit;	/* "us" */
 	enum pb_kind kind;
 	const struct pb_ref *ref; /* NULL: no reference column */
+	const struct pb_ref *ref2; /* a second reference column (the ring floor), or NULL */
 };
 void pb_table_begin(struct pb_ctx *c, const struct pb_table *t, const char *const *extra_hdr);
 void pb_table_row(struct pb_ctx *c, const struct pb_table *t, size_t size, double value);
 void pb_table_end(struct pb_ctx *c, const struct pb_table *t, const char *trailer);
+void pb_table_note(struct pb_ctx *c, const char *line); /* "# line" (rank 0) */
 
 static inline double pb_now(void)
 {

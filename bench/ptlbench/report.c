@@ -34,6 +34,10 @@ static void header_lines(struct pb_ctx *c, const struct pb_table *t, const char 
 		printf("# %s\n", *extra);
 	if (t->ref)
 		printf("# reference: %s; ratio = value / reference\n", t->ref->note);
+	if (t->ref && t->ref2)
+		printf("# second reference: %s; ratio/floor = value / floor (in CSV: a line '# floor,TEST,SIZE,FLOOR,RATIO' "
+		       "before each row); the first ratio is the one goals quote\n",
+		       t->ref2->note);
 }
 
 void pb_table_begin(struct pb_ctx *c, const struct pb_table *t, const char *const *extra_hdr)
@@ -50,6 +54,8 @@ void pb_table_begin(struct pb_ctx *c, const struct pb_table *t, const char *cons
 	printf("%-*s%*s", 10, "# Size", 18, t->label);
 	if (t->ref)
 		printf("%*s%*s", 16, t->ref->col, 10, "Ratio");
+	if (t->ref && t->ref2)
+		printf("%*s%*s", 16, t->ref2->col, 14, "Ratio/floor");
 	printf("\n");
 }
 
@@ -73,10 +79,13 @@ void pb_table_row(struct pb_ctx *c, const struct pb_table *t, size_t size, doubl
 {
 	double ref = t->ref ? t->ref->value(c, t->kind, size) : NAN;
 	double ratio = (isfinite(ref) && ref > 0) ? value / ref : NAN;
+	double ref2 = t->ref2 ? t->ref2->value(c, t->kind, size) : NAN;
 
 	if (c->rank != 0)
 		return;
 	if (c->o.csv) {
+		if (t->ref && t->ref2 && isfinite(ref2)) /* before the row: the row stays last */
+			printf("# floor,%s,%zu,%.4f,%.4f\n", t->test, size, ref2, value / ref2);
 		printf("%s,%s,%s,%zu,%.4f,%s,", t->test, c->nal, c->progress, size, value, t->unit);
 		if (isfinite(ref))
 			printf("%.4f", ref);
@@ -97,7 +106,19 @@ void pb_table_row(struct pb_ctx *c, const struct pb_table *t, size_t size, doubl
 		else
 			printf("%*s%*s", 16, "-", 10, "-");
 	}
+	if (t->ref && t->ref2) {
+		if (isfinite(ref2) && ref2 > 0)
+			printf("%*.*f%*.*f", 16, 3, ref2, 14, 2, value / ref2);
+		else
+			printf("%*s%*s", 16, "-", 14, "-");
+	}
 	printf("\n");
+}
+
+void pb_table_note(struct pb_ctx *c, const char *line)
+{
+	if (c->rank == 0)
+		printf("# %s\n", line);
 }
 
 void pb_table_end(struct pb_ctx *c, const struct pb_table *t, const char *trailer)

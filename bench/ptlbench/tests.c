@@ -620,6 +620,7 @@ void pb_run_test(struct pb_ctx *c, enum pb_test t)
 		.unit = info[t].unit,
 		.kind = info[t].kind,
 		.ref = c->o.no_ref ? NULL : pb_ref_for(c, info[t].kind),
+		.ref2 = c->o.no_ref ? NULL : pb_ref2_for(c, info[t].kind),
 	};
 	char l1[160], l2[320], l3[160], trailer[160];
 	const char *hdr[4] = {l1, l2, NULL, NULL};
@@ -687,6 +688,8 @@ void pb_run_test(struct pb_ctx *c, enum pb_test t)
 
 			if (tab.ref && tab.ref->again)
 				tab.ref->again(c, tab.kind, sizes[k]);
+			if (tab.ref2 && tab.ref2->again)
+				tab.ref2->again(c, tab.kind, sizes[k]);
 
 			switch (t) {
 			case PB_LAT: r = run_lat(c, sizes[k], loop, skip); break;
@@ -709,6 +712,12 @@ void pb_run_test(struct pb_ctx *c, enum pb_test t)
 	drops -= drops_base;
 	drops_base += drops;
 	c->ctrl->barrier(c, (uint64_t)drops, &peer_drops);
+	if (tab.ref2) {
+		char place[240];
+
+		pb_placement_line(c, place, sizeof(place));
+		pb_table_note(c, place);
+	}
 	snprintf(trailer, sizeof(trailer), "drops (PTL_SR_DROP_COUNT during this test): rank0 %" PRIu64
 		 ", rank1 %" PRIu64 "%s", c->rank == 0 ? (uint64_t)drops : peer_drops,
 		 c->rank == 0 ? peer_drops : (uint64_t)drops, (drops || peer_drops) ? "  FAILED" : "");
