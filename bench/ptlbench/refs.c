@@ -1136,7 +1136,9 @@ const struct pb_ref pb_refs[] = {
 };
 const int pb_nrefs = (int)(sizeof(pb_refs) / sizeof(pb_refs[0]));
 
-const struct pb_ref *pb_ref_for(const struct pb_ctx *c, enum pb_kind kind)
+/* The usable reference of this kind that is (secondary) or is not the
+ * table's second column. */
+static const struct pb_ref *ref_find(const struct pb_ctx *c, enum pb_kind kind, int secondary)
 {
 	int i;
 
@@ -1145,25 +1147,22 @@ const struct pb_ref *pb_ref_for(const struct pb_ctx *c, enum pb_kind kind)
 	if (kind == PB_KIND_RTT)
 		kind = PB_KIND_LAT;
 	for (i = 0; i < pb_nrefs; i++)
-		if (pb_refs[i].kind == kind && !pb_refs[i].secondary && pb_refs[i].usable(c))
+		if (pb_refs[i].kind == kind && !pb_refs[i].secondary == !secondary &&
+		    pb_refs[i].usable(c))
 			return &pb_refs[i];
 	return NULL;
+}
+
+const struct pb_ref *pb_ref_for(const struct pb_ctx *c, enum pb_kind kind)
+{
+	return ref_find(c, kind, 0);
 }
 
 /* The second column of a table of this kind (the ring floor beside the
  * flag), or NULL. */
 const struct pb_ref *pb_ref2_for(const struct pb_ctx *c, enum pb_kind kind)
 {
-	int i;
-
-	if (!c->refs_measured)
-		return NULL;
-	if (kind == PB_KIND_RTT)
-		kind = PB_KIND_LAT;
-	for (i = 0; i < pb_nrefs; i++)
-		if (pb_refs[i].kind == kind && pb_refs[i].secondary && pb_refs[i].usable(c))
-			return &pb_refs[i];
-	return NULL;
+	return ref_find(c, kind, 1);
 }
 
 /* Same node?  Compare a hash of hostname and boot id: the flag reference
