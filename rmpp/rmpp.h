@@ -150,8 +150,8 @@ int rmpp_iface_ipv4(const char *ifname, uint32_t *ip);
 	X(XDP_FRAMES, xdp_frames, 4096, 256, 65536,                                                \
 	  "xdp: UMEM frames of 4 KiB (half for receive, half for transmit; >= 8192 for jumbo frames)")                       \
 	X(XDP_COPY, xdp_copy, 0, 0, 1, "xdp: 0 zero-copy where the driver allows, 1 copy mode only") \
-	X(XDP_SKB, xdp_skb, 0, 0, 1,                                                               \
-	  "xdp: 0 attach in native (driver) mode, generic if refused; 1 generic (skb) mode only")  \
+	X(XDP_SKB, xdp_skb, 2, 0, 2,                                                               \
+	  "xdp: 0 attach in native (driver) mode, generic if refused; 1 generic (skb) mode only; 2 generic on veth, else as 0") \
 	X(XDP_BUSY_POLL, xdp_busy_poll, 0, 0, 1000,                                                \
 	  "xdp: SO_BUSY_POLL microseconds; >0: an empty receive ring is kicked by recvfrom while spinning") \
 	X(SEND_CLOSE, send_close, 1, 0, 1, "send CLOSE to established peers on destroy")           \
