@@ -589,7 +589,8 @@ static double run_getbw(struct pb_ctx *c, size_t size, long loop, long skip)
 			t0 = pb_now();
 		if (c->rank == 0) {
 			for (w = 0; w < window; w++) {
-				int rc = PtlGetRegion(c->gmd, 0, size, c->peer, c->pt, 0, PB_MB_DATA, 0);
+				int rc =
+				    PtlGetRegion(c->gmd, 0, size, c->peer, c->pt, 0, PB_MB_DATA, 0);
 
 				if (rc != PTL_OK)
 					pb_die(c, "PtlGetRegion(%zu bytes): %s", size,
@@ -682,8 +683,10 @@ void pb_run_test(struct pb_ctx *c, enum pb_test t)
 			 t == PB_RATE ? "" : "; MB = 1e6 bytes", c->o.poll_get ? "PtlEQGet" : "PtlEQWait");
 		break;
 	case PB_GETBW:
-		snprintf(l1, sizeof(l1), "window: %d gets; completion: all REPLY_ENDs of the window; "
-			 "MB = 1e6 bytes; poll: %s", c->o.window, c->o.poll_get ? "PtlEQGet" : "PtlEQWait");
+		snprintf(l1, sizeof(l1),
+		         "window: %d gets; completion: all REPLY_ENDs of the window; "
+		         "MB = 1e6 bytes; poll: %s",
+		         c->o.window, c->o.poll_get ? "PtlEQGet" : "PtlEQWait");
 		break;
 	case PB_BIBW:
 		snprintf(l1, sizeof(l1), "window: %d puts each way; completion: SEND_END + peer's PUT_END; "

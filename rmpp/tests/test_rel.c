@@ -113,7 +113,8 @@ static int fcollect(f_done_fn done, struct rmpp_pkt *last, unsigned *types_seen)
 		ssize_t r;
 		while ((r = recv(fsock, fbuf, sizeof(fbuf), MSG_DONTWAIT)) > 0) {
 			struct rmpp_pkt p;
-			ck_assert_int_eq(rmpp_pkt_parse(fbuf, (size_t)r, RMPP_PARSE_VERIFY_CRC, &p), 0);
+			ck_assert_int_eq(rmpp_pkt_parse(fbuf, (size_t)r, RMPP_PARSE_VERIFY_CRC, &p),
+			                 0);
 			*types_seen |= 1u << p.type;
 			memcpy(last_buf, fbuf, (size_t)r);
 			ck_assert_int_eq(rmpp_pkt_parse(last_buf, (size_t)r, 0, last), 0);
