@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-const char *const pb_test_name[PB_NTESTS] = {"lat", "get", "bw", "bibw", "rate"};
+const char *const pb_test_name[PB_NTESTS] = {"lat", "get", "bw", "bibw", "rate", "getbw"};
 
 static int pb_rank_for_errors = -1;
 
@@ -56,11 +56,11 @@ static void usage(FILE *f)
 		"over the network NALs).\n"
 		"\n"
 		"options:\n"
-		"  -t, --tests LIST     lat,get,bw,bibw,rate or all (default all)\n"
+		"  -t, --tests LIST     lat,get,bw,bibw,rate,getbw or all (default: all but getbw)\n"
 		"  -m, --sizes [MIN:]MAX  message sizes, powers of two (K, M suffixes; default 0:64M)\n"
 		"  -i, --iterations N   timed iterations per size (default: by size, OSU-like)\n"
 		"  -x, --warmup N       untimed warm-up iterations per size (default: by size)\n"
-		"  -w, --window N       outstanding puts in bw, bibw and rate (default 64)\n"
+		"  -w, --window N       outstanding puts in bw, bibw and rate, gets in getbw (default 64)\n"
 		"  -r, --repeat N       run each size's timed loop N times, report the best (default 1:\n"
 		"                       the mean of one loop, as OSU); for machines with other load\n"
 		"  -q, --quick          fewer iterations (and MAX 4M unless -m is given)\n"
@@ -136,7 +136,7 @@ static unsigned int parse_tests(const char *s)
 				found = 1;
 			}
 		if (!found) {
-			fprintf(stderr, "ptlbench: unknown test '%s' (lat, get, bw, bibw, rate, all)\n", tok);
+			fprintf(stderr, "ptlbench: unknown test '%s' (lat, get, bw, bibw, rate, getbw, all)\n", tok);
 			exit(EXIT_FAILURE);
 		}
 	}
@@ -173,7 +173,7 @@ static void parse_opts(struct pb_ctx *c, int argc, char **argv)
 	struct pb_opts *o = &c->o;
 	int sizes_given = 0, ch;
 
-	o->tests = (1u << PB_NTESTS) - 1;
+	o->tests = PB_DEFAULT_TESTS;
 	o->min_size = 0;
 	o->max_size = 64u << 20;
 	o->iters = -1;
@@ -254,7 +254,7 @@ int pb_sizes(const struct pb_ctx *c, enum pb_test t, size_t *sizes)
 		sizes[0] = 8;
 		return 1;
 	}
-	if (t == PB_BW || t == PB_BIBW)
+	if (t == PB_BW || t == PB_BIBW || t == PB_GETBW)
 		min = min ? min : 1; /* a bandwidth of nothing is not a figure */
 	if (min == 0) {
 		sizes[n++] = 0;

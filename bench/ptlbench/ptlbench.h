@@ -20,7 +20,11 @@
 #include <time.h>
 
 /* Tests, in the order they run. */
-enum pb_test { PB_LAT, PB_GET, PB_BW, PB_BIBW, PB_RATE, PB_NTESTS };
+enum pb_test { PB_LAT, PB_GET, PB_BW, PB_BIBW, PB_RATE, PB_GETBW, PB_NTESTS };
+
+/* The tests run without -t: all but getbw (added later; the comparison's
+ * rows stay what they were).  -t all selects every test. */
+#define PB_DEFAULT_TESTS ((1u << PB_GETBW) - 1)
 
 /* What a figure measures: selects the reference and the column labels. */
 enum pb_kind { PB_KIND_LAT, PB_KIND_RTT, PB_KIND_BW, PB_KIND_RATE };

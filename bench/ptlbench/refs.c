@@ -874,7 +874,7 @@ static void udp_bw_measure(struct pb_ctx *c)
 	socklen_t optlen = sizeof(path_mtu);
 	char *buf;
 
-	if (c->o.tests & ((1u << PB_BW) | (1u << PB_BIBW)))
+	if (c->o.tests & ((1u << PB_BW) | (1u << PB_BIBW) | (1u << PB_GETBW)))
 		n = pb_sizes(c, PB_BW, sizes);
 	c->udp_bw_n = 0;
 	if (n == 0)

@@ -288,6 +288,7 @@ static void iterations(const struct pb_ctx *c, enum pb_test t, size_t size, long
 		break;
 	case PB_BW:
 	case PB_BIBW:
+	case PB_GETBW:
 		if (size <= 8192) {
 			l = q ? 20 : 100;
 			s = q ? 2 : 10;
@@ -570,6 +571,42 @@ static double run_bw(struct pb_ctx *c, size_t size, long loop, long skip, int ra
 	return (double)size * (double)window * (double)loop / (t1 - t0) / 1e6;
 }
 
+/* Unidirectional, pulled: rank 0 keeps `window` gets of rank 1's rbuf
+ * outstanding; a window is complete when all its REPLY_ENDs are in.  The
+ * target only consumes its GET_ENDs (app progress needs it inside Portals).
+ * The bytes and the window are bw's, so the two compare as puts vs gets. */
+static double run_getbw(struct pb_ctx *c, size_t size, long loop, long skip)
+{
+	int w, window = c->o.window;
+	double t0 = 0, t1;
+	long i;
+
+	if (c->o.verify && !c->rep)
+		verify_get(c, size);
+	c->ctrl->barrier(c, 0, NULL);
+	for (i = 0; i < loop + skip; i++) {
+		if (i == skip)
+			t0 = pb_now();
+		if (c->rank == 0) {
+			for (w = 0; w < window; w++) {
+				int rc =
+				    PtlGetRegion(c->gmd, 0, size, c->peer, c->pt, 0, PB_MB_DATA, 0);
+
+				if (rc != PTL_OK)
+					pb_die(c, "PtlGetRegion(%zu bytes): %s", size,
+					       PtlErrorStr((unsigned)rc));
+			}
+			for (w = 0; w < window; w++)
+				expect(c, c->send_eq, PTL_EVENT_REPLY_END, "getbw (reply)");
+		} else {
+			for (w = 0; w < window; w++)
+				expect(c, c->recv_eq, PTL_EVENT_GET_END, "getbw (target)");
+		}
+	}
+	t1 = pb_now();
+	return (double)size * (double)window * (double)loop / (t1 - t0) / 1e6;
+}
+
 /* Both ranks keep `window` puts outstanding to each other; an iteration ends
  * when my window's SEND_ENDs and the peer's window of PUT_ENDs are in. */
 static double run_bibw(struct pb_ctx *c, size_t size, long loop, long skip)
@@ -610,6 +647,7 @@ void pb_run_test(struct pb_ctx *c, enum pb_test t)
 		[PB_BW] = {"Put Bandwidth Test", "Bandwidth (MB/s)", "MB/s", PB_KIND_BW},
 		[PB_BIBW] = {"Put Bi-Directional Bandwidth Test", "Bi-Bandwidth (MB/s)", "MB/s", PB_KIND_BW},
 		[PB_RATE] = {"Put Message Rate Test", "Messages/s", "msgs/s", PB_KIND_RATE},
+		[PB_GETBW] = {"Get Bandwidth Test", "Bandwidth (MB/s)", "MB/s", PB_KIND_BW},
 	};
 	size_t sizes[PB_MAX_SIZES];
 	int n = pb_sizes(c, t, sizes), k;
@@ -643,6 +681,12 @@ void pb_run_test(struct pb_ctx *c, enum pb_test t)
 			 c->o.window, t == PB_RATE ? " of 8 bytes" : "",
 			 c->o.ack ? "acks of every put" : "a 0-byte put back after the window arrived",
 			 t == PB_RATE ? "" : "; MB = 1e6 bytes", c->o.poll_get ? "PtlEQGet" : "PtlEQWait");
+		break;
+	case PB_GETBW:
+		snprintf(l1, sizeof(l1),
+		         "window: %d gets; completion: all REPLY_ENDs of the window; "
+		         "MB = 1e6 bytes; poll: %s",
+		         c->o.window, c->o.poll_get ? "PtlEQGet" : "PtlEQWait");
 		break;
 	case PB_BIBW:
 		snprintf(l1, sizeof(l1), "window: %d puts each way; completion: SEND_END + peer's PUT_END; "
@@ -697,6 +741,7 @@ void pb_run_test(struct pb_ctx *c, enum pb_test t)
 			case PB_BW: r = run_bw(c, sizes[k], loop, skip, 0); break;
 			case PB_BIBW: r = run_bibw(c, sizes[k], loop, skip); break;
 			case PB_RATE: r = run_bw(c, sizes[k], loop, skip, 1); break;
+			case PB_GETBW: r = run_getbw(c, sizes[k], loop, skip); break;
 			default: break;
 			}
 			/* best of the repetitions: lowest time, highest throughput */
