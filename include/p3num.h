@@ -64,10 +64,23 @@ static inline uint64_t p3num_suffix(const char **pp)
 	uint64_t mul = 1;
 
 	switch (*p) {
-	case 'k': case 'K': mul = 1ull << 10; p++; break;
-	case 'm': case 'M': mul = 1ull << 20; p++; break;
-	case 'g': case 'G': mul = 1ull << 30; p++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		mul = 1ull << 10;
+		p++;
+		break;
+	case 'm':
+	case 'M':
+		mul = 1ull << 20;
+		p++;
+		break;
+	case 'g':
+	case 'G':
+		mul = 1ull << 30;
+		p++;
+		break;
+	default:
+		break;
 	}
 	if (mul > 1 && *p == 'i' && p[1] == 'B')
 		p++;
@@ -97,8 +110,7 @@ static inline enum p3num_err p3num_digits(const char *s, unsigned flags, uint64_
 }
 
 /* Magnitude of S with its suffix applied; *NEG says a '-' led it. */
-static inline enum p3num_err p3num_magnitude(const char *s, unsigned flags, uint64_t *mag,
-                                             int *neg)
+static inline enum p3num_err p3num_magnitude(const char *s, unsigned flags, uint64_t *mag, int *neg)
 {
 	const char *p = s ? s : "";
 	uint64_t v = 0;
@@ -218,8 +230,8 @@ static inline int p3num_dbl(const char *name, const char *s, double min, double 
 	}
 	if (e) {
 		if (msg && msglen)
-			snprintf(msg, msglen, "%s: \"%s\" %s (expected %g to %g)", name,
-			         s ? s : "", p3num_reason(e), min, max);
+			snprintf(msg, msglen, "%s: \"%s\" %s (expected %g to %g)", name, s ? s : "",
+			         p3num_reason(e), min, max);
 		return -1;
 	}
 	*out = v;
@@ -247,8 +259,8 @@ static inline uint64_t p3num_arg_u64(const char *prog, const char *name, const c
 }
 
 /** As p3num_arg_u64 for a signed value. */
-static inline int64_t p3num_arg_i64(const char *prog, const char *name, const char *s,
-                                    int64_t min, int64_t max, unsigned flags)
+static inline int64_t p3num_arg_i64(const char *prog, const char *name, const char *s, int64_t min,
+                                    int64_t max, unsigned flags)
 {
 	char msg[256];
 	int64_t v = 0;
@@ -271,8 +283,8 @@ static inline double p3num_arg_dbl(const char *prog, const char *name, const cha
 }
 
 /** Environment variable VAR in [MIN, MAX]; DEF when unset or empty; else exit(2). */
-static inline uint64_t p3num_env_u64(const char *prog, const char *var, uint64_t def,
-                                     uint64_t min, uint64_t max, unsigned flags)
+static inline uint64_t p3num_env_u64(const char *prog, const char *var, uint64_t def, uint64_t min,
+                                     uint64_t max, unsigned flags)
 {
 	const char *s = getenv(var);
 

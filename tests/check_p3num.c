@@ -78,8 +78,8 @@ START_TEST(u_size_suffixes)
 	struct {
 		const char *s;
 		uint64_t want;
-	} ok[] = {{"4096", 4096}, {"4k", 4096},       {"4K", 4096},   {"4KiB", 4096},
-	          {"4KB", 4096},  {"4Kb", 4096},      {"1m", 1 << 20}, {"2M", 2 << 20},
+	} ok[] = {{"4096", 4096},  {"4k", 4096},         {"4K", 4096},    {"4KiB", 4096},
+	          {"4KB", 4096},   {"4Kb", 4096},        {"1m", 1 << 20}, {"2M", 2 << 20},
 	          {"1G", 1 << 30}, {"2GiB", 1ull << 31}, {"64B", 64}};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		ck_assert_int_eq(u(ok[i].s, 0, max, P3NUM_SIZE, &v), 0);
@@ -119,10 +119,12 @@ START_TEST(i_signed)
 	ck_assert_int_eq(p3num_i64("--nice", "-21", -20, 19, 0, &v, msg, sizeof(msg)), -1);
 	ck_assert_str_eq(msg, "--nice: \"-21\" is out of range (expected -20 to 19)");
 	ck_assert_int_eq(
-	    p3num_i64("x", "-9223372036854775808", INT64_MIN, INT64_MAX, 0, &v, msg, sizeof(msg)), 0);
+	    p3num_i64("x", "-9223372036854775808", INT64_MIN, INT64_MAX, 0, &v, msg, sizeof(msg)),
+	    0);
 	ck_assert(v == INT64_MIN);
 	ck_assert_int_eq(
-	    p3num_i64("x", "9223372036854775808", INT64_MIN, INT64_MAX, 0, &v, msg, sizeof(msg)), -1);
+	    p3num_i64("x", "9223372036854775808", INT64_MIN, INT64_MAX, 0, &v, msg, sizeof(msg)),
+	    -1);
 	ck_assert_ptr_nonnull(strstr(msg, "is out of range"));
 	ck_assert_int_eq(p3num_i64("x", "", -5, 5, 0, &v, msg, sizeof(msg)), -1);
 	ck_assert_int_eq(p3num_i64("x", "-", -5, 5, 0, &v, msg, sizeof(msg)), -1);

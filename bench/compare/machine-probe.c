@@ -143,7 +143,8 @@ int main(int argc, char **argv)
 	cpu_b = 1;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--samples") && i + 1 < argc) {
-			n = (int)p3num_arg_u64("machine-probe", "--samples", argv[++i], 1, MAX_SAMPLES, 0);
+			n = (int)p3num_arg_u64("machine-probe", "--samples", argv[++i], 1,
+			                       MAX_SAMPLES, 0);
 		} else if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
 			parse_cpus(argv[++i]);
 		} else {

@@ -243,13 +243,15 @@ int main(int argc, char **argv)
 			o.n = (int)p3num_arg_u64("ptlhostcost", "-n", optarg, 1, EQ_LEN, 0);
 			break;
 		case 'r':
-			o.rounds = (int)p3num_arg_u64("ptlhostcost", "-r", optarg, 1, MAX_ROUNDS, 0);
+			o.rounds =
+			    (int)p3num_arg_u64("ptlhostcost", "-r", optarg, 1, MAX_ROUNDS, 0);
 			break;
 		case 'f':
 			o.fresh = 1;
 			break;
 		case 'l':
-			o.loop_ms = (int)p3num_arg_u64("ptlhostcost", "--loop-ms", optarg, 0, INT_MAX, 0);
+			o.loop_ms =
+			    (int)p3num_arg_u64("ptlhostcost", "--loop-ms", optarg, 0, INT_MAX, 0);
 			break;
 		case 'h':
 			usage(stdout);

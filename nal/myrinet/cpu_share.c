@@ -57,7 +57,8 @@ unsigned int myri_spin_budget_env(unsigned int def_us)
 	if (e && *e) {
 		uint64_t v;
 		char msg[160];
-		if (!p3num_u64("P3_MYRI_SPIN_US", e, 0, UINT64_MAX, P3NUM_BASE0, &v, msg, sizeof(msg)))
+		if (!p3num_u64("P3_MYRI_SPIN_US", e, 0, UINT64_MAX, P3NUM_BASE0, &v, msg,
+		               sizeof(msg)))
 			return v > 100000 ? 100000u : (unsigned int)v;
 		fprintf(stderr, "p3stack[myrinet] warning: %s; using %u\n", msg, def_us);
 	}

@@ -88,8 +88,8 @@ static void handler_slice(struct myri_host *h)
 {
 	int given;
 	char msg[160];
-	unsigned us = myri_slice_env("P3_MYRI_INTR_SLICE_US", MYRI_INTR_SLICE_US, &given, msg,
-	                             sizeof(msg));
+	unsigned us =
+	    myri_slice_env("P3_MYRI_INTR_SLICE_US", MYRI_INTR_SLICE_US, &given, msg, sizeof(msg));
 	if (given < 0)
 		p3_lib_log(h->lib, 1, "myrinet: %s; using %u", msg, us);
 	int r = myri_sched_set_slice(us);

@@ -514,26 +514,29 @@ static void usage(FILE *out)
 	    "  -n, --nic TAG         NIC name (default $P3_MYRI_NIC or none): the control\n"
 	    "                        socket is @p3-mcpd-<uid>[-TAG], one per network namespace\n"
 	    "  -p, --base-port N     UDP port of Portals pid 0 on the wire (default\n"
-	    "                        $P3_MYRI_BASE_PORT or %d; 1-65535)\n"
+	    "                        $P3_MYRI_BASE_PORT or %d)\n"
 	    "  -l, --link LINK       the wire: udp (default, $P3_MYRI_LINK) or ether (raw\n"
 	    "                        Ethernet between namespace hosts; needs CAP_NET_RAW)\n"
 	    "  -i, --ifname IF       ether: the interface (default $P3_MYRI_IFNAME or eth0);\n"
 	    "                        peers' MACs come from its neighbour table\n"
 	    "  -s, --spin-us N       spin this long after the last work before blocking\n"
-	    "                        (0-100000; default $P3_MCPD_SPIN_US or %d, yielding the CPU; none\n"
+	    "                        (default $P3_MCPD_SPIN_US or %d, yielding the CPU; none\n"
 	    "                        when every CPU the NIC may use is the only CPU of an\n"
 	    "                        attached host: it then blocks at once)\n"
 	    "  -d, --peer-dead-ms N  a peer NIC silent this long (after its first unanswered\n"
 	    "                        timeout) is dead: what waits on it fails (default\n"
-	    "                        $P3_MCPD_PEER_DEAD_MS or %d, 0-3600000; all in all within N ms\n"
+	    "                        $P3_MCPD_PEER_DEAD_MS or %d; all in all within N ms\n"
 	    "                        + 2 s of its last frame)\n"
 	    "  -S, --slice-us N      ask the kernel for a scheduling slice of N us (Linux\n"
-	    "                        >= 6.12; 0-100000, default $P3_MCPD_SLICE_US or %d, 0 = the\n"
+	    "                        >= 6.12; default $P3_MCPD_SLICE_US or %d, 0 = the\n"
 	    "                        kernel's): the NIC then gets its core when it wakes\n"
 	    "                        instead of waiting for the task beside it to use up\n"
 	    "                        its slice (counters: sched_slice_us)\n"
 	    "  -c, --counters        print the counters of the NIC already running and exit\n"
 	    "  -h, --help            this text\n"
+	    "Ranges, from the options or the environment: --base-port 1-65535, --spin-us and\n"
+	    "--slice-us 0-100000, --peer-dead-ms 0-3600000 (decimal, 0x hex or 0 octal);\n"
+	    "anything else exits with status 2 naming it.\n"
 	    "SIGTERM/SIGINT: detach every endpoint (their operations fail) and exit.\n",
 	    MCPD_DEFAULT_BASE_PORT, MCPD_DEFAULT_SPIN_US, MCPD_DEFAULT_PEER_DEAD_MS,
 	    MCPD_DEFAULT_SLICE_US);
@@ -613,20 +616,20 @@ int main(int argc, char **argv)
 	const char *ifname = getenv("P3_MYRI_IFNAME");
 	int counters = 0, slice_given = 0, o;
 	nic.base_port = (unsigned)p3num_env_u64("mcpd", "P3_MYRI_BASE_PORT", MCPD_DEFAULT_BASE_PORT,
-	                                         1, 65535, P3NUM_BASE0);
+	                                        1, 65535, P3NUM_BASE0);
 	nic.spin_us = MCPD_DEFAULT_SPIN_US;
 	nic.spin_auto = 1;
-	nic.peer_dead_ms = (unsigned)p3num_env_u64("mcpd", "P3_MCPD_PEER_DEAD_MS",
-	                                           MCPD_DEFAULT_PEER_DEAD_MS, 0, MCPD_MAX_PEER_DEAD_MS,
-	                                           P3NUM_BASE0);
+	nic.peer_dead_ms =
+	    (unsigned)p3num_env_u64("mcpd", "P3_MCPD_PEER_DEAD_MS", MCPD_DEFAULT_PEER_DEAD_MS, 0,
+	                            MCPD_MAX_PEER_DEAD_MS, P3NUM_BASE0);
 	char msg[256];
 	nic.slice_us = myri_slice_env("P3_MCPD_SLICE_US", MCPD_DEFAULT_SLICE_US, &slice_given, msg,
 	                              sizeof(msg));
 	if (slice_given < 0)
 		p3num_usage_exit("mcpd", msg);
 	if ((s = getenv("P3_MCPD_SPIN_US")) && *s) {
-		nic.spin_us = (unsigned)p3num_arg_u64("mcpd", "P3_MCPD_SPIN_US", s, 0, MCPD_MAX_SPIN_US,
-		                                      P3NUM_BASE0);
+		nic.spin_us = (unsigned)p3num_arg_u64("mcpd", "P3_MCPD_SPIN_US", s, 0,
+		                                      MCPD_MAX_SPIN_US, P3NUM_BASE0);
 		nic.spin_auto = 0;
 	}
 	while ((o = getopt_long(argc, argv, "n:p:s:l:i:d:S:ch", opts, NULL)) != -1) {
@@ -635,8 +638,8 @@ int main(int argc, char **argv)
 			tag = optarg;
 			break;
 		case 'p':
-			nic.base_port = (unsigned)p3num_arg_u64("mcpd", "--base-port", optarg, 1, 65535,
-			                                        P3NUM_BASE0);
+			nic.base_port = (unsigned)p3num_arg_u64("mcpd", "--base-port", optarg, 1,
+			                                        65535, P3NUM_BASE0);
 			break;
 		case 's':
 			nic.spin_us = (unsigned)p3num_arg_u64("mcpd", "--spin-us", optarg, 0,
@@ -647,8 +650,9 @@ int main(int argc, char **argv)
 			counters = 1;
 			break;
 		case 'd':
-			nic.peer_dead_ms = (unsigned)p3num_arg_u64("mcpd", "--peer-dead-ms", optarg, 0,
-			                                           MCPD_MAX_PEER_DEAD_MS, P3NUM_BASE0);
+			nic.peer_dead_ms =
+			    (unsigned)p3num_arg_u64("mcpd", "--peer-dead-ms", optarg, 0,
+			                            MCPD_MAX_PEER_DEAD_MS, P3NUM_BASE0);
 			break;
 		case 'S':
 			nic.slice_us = (unsigned)p3num_arg_u64("mcpd", "--slice-us", optarg, 0,

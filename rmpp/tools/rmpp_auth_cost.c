@@ -38,8 +38,8 @@ int main(int argc, char **argv)
 	}
 	memset(frame, 0x5a, sizeof(frame));
 	for (int i = 0; i < n; i++) {
-		size_t len = argc > 1 ? p3num_arg_u64("rmpp-auth-cost", "SIZE", argv[i + 1], 0, 65536,
-		                                      P3NUM_BASE0)
+		size_t len = argc > 1 ? p3num_arg_u64("rmpp-auth-cost", "SIZE", argv[i + 1], 0,
+		                                      65536, P3NUM_BASE0)
 		                      : defaults[i];
 		int iters = (int)(200000000 / (len + 200));
 		size_t body;

@@ -382,8 +382,9 @@ static int ether_main(int echo, int argc, char **argv)
 		}
 		for (int i = 0; i < 6; i++)
 			mac[i] = (uint8_t)m[i];
-		rmpp_addr_ether(&peer, mac,
-		                (uint16_t)p3num_arg_u64("rmpp-ref", "PEER_EP_ID", argv[2], 0, 65535, 0));
+		rmpp_addr_ether(
+		    &peer, mac,
+		    (uint16_t)p3num_arg_u64("rmpp-ref", "PEER_EP_ID", argv[2], 0, 65535, 0));
 		char ld[64];
 		printf("# rmpp-ref %s-pingpong (librmpp over %s on %s, %s, mtu %zu)\n"
 		       "# %-10s latency_us\n",
@@ -513,7 +514,8 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "m:n:bq")) != -1) {
 		switch (opt) {
 		case 'm':
-			max_size = p3num_arg_u64("rmpp-ref", "-m", optarg, 0, 1ull << 30, P3NUM_BASE0);
+			max_size =
+			    p3num_arg_u64("rmpp-ref", "-m", optarg, 0, 1ull << 30, P3NUM_BASE0);
 			break;
 		case 'n':
 			iters = (int)p3num_arg_u64("rmpp-ref", "-n", optarg, 1, INT_MAX, 0);

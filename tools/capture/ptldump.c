@@ -456,7 +456,8 @@ static void pd_parse_ports(const char *s)
 	size_t n = dash ? (size_t)(dash - s) : strlen(s);
 
 	if (n >= sizeof(lo)) {
-		fprintf(stderr, "ptldump: -p: \"%s\" is not a port or LO-HI (expected 0-65535)\n", s);
+		fprintf(stderr, "ptldump: -p: \"%s\" is not a port or LO-HI (expected 0-65535)\n",
+		        s);
 		exit(2);
 	}
 	snprintf(lo, sizeof(lo), "%.*s", (int)n, s);
@@ -487,8 +488,12 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'r': file = optarg; break;
 		case 'i': iface = optarg; break;
-		case 'c': count = (int)p3num_arg_u64("ptldump", "-c", optarg, 0, INT_MAX, 0); break;
-		case 't': secs = (int)p3num_arg_u64("ptldump", "-t", optarg, 0, INT_MAX, 0); break;
+		case 'c':
+			count = (int)p3num_arg_u64("ptldump", "-c", optarg, 0, INT_MAX, 0);
+			break;
+		case 't':
+			secs = (int)p3num_arg_u64("ptldump", "-t", optarg, 0, INT_MAX, 0);
+			break;
 		case 'p':
 			pd_parse_ports(optarg);
 			break;

@@ -58,7 +58,7 @@ static void usage(FILE *out)
 	        "  -c, --cpus A,B         app0 on CPU A, app1 on CPU B (default 0,1; -1: free)\n"
 	        "  -C, --nic-cpus C       both NICs on CPU C (default 1; -1: free)\n"
 	        "  -i, --iters N          timed round trips (default 2000, 1-1000000)\n"
-	        "  -x, --warmup N         untimed round trips first (default 100, at most 1000000)\n"
+	        "  -x, --warmup N         untimed round trips first (default 100, 0-1000000)\n"
 	        "  -f, --frame BYTES      frame size on the wire (default %d, 64-%d)\n"
 	        "  -s, --nic-spin-us N    the NICs' idle spin (default: $P3_MCPD_SPIN_US if set\n"
 	        "                         and not empty, else as mcpd decides it)\n"
@@ -155,16 +155,19 @@ static int parse(int argc, char **argv, struct floor_opts *o, int *timeout_s)
 			o->nic_cpu = parse_cpu("--nic-cpus", optarg);
 			break;
 		case 'i':
-			o->iters = (long)p3num_arg_u64(NF, "--iters", optarg, 1, FLOOR_MAX_ITERS, 0);
+			o->iters =
+			    (long)p3num_arg_u64(NF, "--iters", optarg, 1, FLOOR_MAX_ITERS, 0);
 			break;
 		case 'x':
-			o->warmup = (long)p3num_arg_u64(NF, "--warmup", optarg, 0, FLOOR_MAX_ITERS, 0);
+			o->warmup =
+			    (long)p3num_arg_u64(NF, "--warmup", optarg, 0, FLOOR_MAX_ITERS, 0);
 			break;
 		case 'f':
 			o->frame = p3num_arg_u64(NF, "--frame", optarg, 64, FLOOR_FRAME_MAX, 0);
 			break;
 		case 's':
-			o->nic_spin_us = (int)p3num_arg_u64(NF, "--nic-spin-us", optarg, 0, 100000, 0);
+			o->nic_spin_us =
+			    (int)p3num_arg_u64(NF, "--nic-spin-us", optarg, 0, 100000, 0);
 			break;
 		case 'V':
 			o->csv = 1;

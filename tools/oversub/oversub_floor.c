@@ -170,7 +170,8 @@ int main(int argc, char **argv)
 			spin = (int)p3num_arg_u64("p3-oversub-floor", "-s", optarg, 0, INT_MAX, 0);
 			break;
 		case 't':
-			handoff_us = (int)p3num_arg_u64("p3-oversub-floor", "-t", optarg, 0, 1000000, 0);
+			handoff_us =
+			    (int)p3num_arg_u64("p3-oversub-floor", "-t", optarg, 0, 1000000, 0);
 			break;
 		case 'w':
 			how = !strcmp(optarg, "spin")      ? WAIT_SPIN

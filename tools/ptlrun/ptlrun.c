@@ -105,8 +105,9 @@ static int ptlrun_maps_local(int n, const struct ptlrun_hosts *h, uint32_t *nid,
 static int udp_ports_free(uint32_t base, int n)
 {
 	const char *e = getenv("P3_RMPP_BASE_PORT");
-	long port0 = e && *e ? (long)p3num_arg_u64("ptlrun", "P3_RMPP_BASE_PORT", e, 1, 65535, P3NUM_BASE0)
-	                     : 21000;
+	long port0 =
+	    e && *e ? (long)p3num_arg_u64("ptlrun", "P3_RMPP_BASE_PORT", e, 1, 65535, P3NUM_BASE0)
+	            : 21000;
 	int ok = 1;
 
 	for (int i = 0; i < n && ok; i++) {

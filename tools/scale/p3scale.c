@@ -162,12 +162,14 @@ int main(int argc, char **argv)
 {
 	msg = argc > 1 ? p3num_arg_u64("p3scale", "MSG_BYTES", argv[1], 1, 65536, P3NUM_BASE0) : 64;
 	const char *t0e = getenv("P3SCALE_T0_NS");
-	uint64_t t0 = t0e ? p3num_arg_u64("p3scale", "P3SCALE_T0_NS", t0e, 0, UINT64_MAX, 0) : now_ns(),
+	uint64_t t0 = t0e ? p3num_arg_u64("p3scale", "P3SCALE_T0_NS", t0e, 0, UINT64_MAX, 0)
+	                  : now_ns(),
 	         t_ready, t_done;
 	int max_if, rc;
 
 	if (argc > 2)
-		timeout_ms = (unsigned)p3num_arg_u64("p3scale", "TIMEOUT_S", argv[2], 1, 4000000, 0) * 1000u;
+		timeout_ms =
+		    (unsigned)p3num_arg_u64("p3scale", "TIMEOUT_S", argv[2], 1, 4000000, 0) * 1000u;
 	window = (unsigned)p3num_env_u64("p3scale", "P3SCALE_WINDOW", window, 1, 1u << 20, 0);
 	if (msg < 1 || msg > 65536) {
 		fprintf(stderr, "p3scale: MSG_BYTES must be 1..65536\n");
