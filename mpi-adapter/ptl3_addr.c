@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 
 #include "ptl3.h"
+#include "p3num.h"
 
 static int nal_uses_ip(uint32_t iface)
 {
@@ -32,11 +33,10 @@ static long service_pid(const char *service)
 {
 	if (!service || !*service)
 		return (long)PTL_PID_ANY;
-	char *end;
-	long v = strtol(service, &end, 10);
-	if (*end || v < 1 || v >= 65535 || v == (long)PTL_PID_ANY)
+	uint64_t v;
+	if (p3num_u64("service", service, 1, 65534, 0, &v, NULL, 0) || v == (uint64_t)PTL_PID_ANY)
 		return -1;
-	return v;
+	return (long)v;
 }
 
 static int parse_ptl3_uri(const char *node, uint32_t *nid, uint32_t *pid)
@@ -49,12 +49,11 @@ static int parse_ptl3_uri(const char *node, uint32_t *nid, uint32_t *pid)
 	memcpy(host, p, (size_t)(colon - p));
 	host[colon - p] = 0;
 	struct in_addr in;
-	char *end;
 	if (inet_pton(AF_INET, host, &in) == 1) {
 		*nid = ntohl(in.s_addr);
 	} else {
-		unsigned long v = strtoul(host, &end, 0);
-		if (!*host || *end || v > UINT32_MAX)
+		uint64_t v;
+		if (p3num_u64("nid", host, 0, UINT32_MAX, P3NUM_BASE0, &v, NULL, 0))
 			return -FI_ENODATA;
 		*nid = (uint32_t)v;
 	}

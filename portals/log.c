@@ -2,6 +2,7 @@
 /* log.c - messages to stderr: p3_log (process-wide), p3_lib_log (NALs, per
  * NI) and p3_dbg (PTL_DEBUG / PtlNIDebug categories). */
 #include "lib.h"
+#include "p3num.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -85,11 +86,9 @@ static unsigned int p3_debug_parse(const char *s)
 {
 	unsigned int mask = 0;
 	char buf[256], *tok, *save = NULL;
-	char *end;
-	unsigned long v;
+	uint64_t v;
 
-	v = strtoul(s, &end, 0);
-	if (*s && *end == '\0')
+	if (!p3num_u64("PTL_DEBUG", s, 0, UINT_MAX, P3NUM_BASE0, &v, NULL, 0))
 		return (unsigned int)v;
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (tok = strtok_r(buf, ",:+ ", &save); tok; tok = strtok_r(NULL, ",:+ ", &save)) {

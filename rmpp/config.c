@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* config.c - configuration table, counters, logging and address helpers. */
 #include "rmpp_int.h"
+#include "p3num.h"
 
 #include <arpa/inet.h>
 #include <inttypes.h>
@@ -32,12 +33,13 @@ int rmpp_config_init(struct rmpp_config *cfg)
 		snprintf(env, sizeof(env), "P3_RMPP_%s", d->name);
 		const char *s = getenv(env);
 		if (s && *s) {
-			char *end;
-			errno = 0;
-			unsigned long long x = strtoull(s, &end, 0);
-			if (errno || *end) {
-				rmpp_log_emit(RMPP_LOG_WARN, NULL, NULL,
-					      "%s=%s is not a number, using %" PRIu64, env, s, v);
+			uint64_t x;
+			char msg[200];
+			if (p3num_u64(env, s, 0, UINT64_MAX, P3NUM_BASE0, &x, NULL, 0)) {
+				/* not a number: the message with the table's range */
+				p3num_u64(env, s, d->min, d->max, P3NUM_BASE0, &x, msg, sizeof(msg));
+				rmpp_log_emit(RMPP_LOG_WARN, NULL, NULL, "%s, using %" PRIu64, msg,
+					      v);
 			} else {
 				v = x;
 				if (v < d->min || v > d->max) {

@@ -24,6 +24,7 @@
  * P is a probability in [0,1].  "off" or "" disables.
  */
 #include "rmpp_int.h"
+#include "p3num.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -154,7 +155,6 @@ int rmpp_fault_parse(struct rmpp_fault *f, const char *spec)
 				goto bad;
 			*eq = 0;
 			const char *k = tok, *v = eq + 1;
-			char *end;
 			double *p = NULL;
 			if (!strcmp(k, "drop"))
 				p = &n.drop;
@@ -169,30 +169,33 @@ int rmpp_fault_parse(struct rmpp_fault *f, const char *spec)
 			else if (!strcmp(k, "pad"))
 				p = &n.pad;
 			if (p) {
-				*p = strtod(v, &end);
-				if (*end || *p < 0 || *p > 1)
+				if (p3num_dbl(k, v, 0, 1, p, NULL, 0))
 					goto bad;
 			} else if (!strcmp(k, "delay_us")) {
-				n.delay_us = strtoull(v, &end, 0);
-				if (*end)
+				if (p3num_u64(k, v, 0, UINT64_MAX, P3NUM_BASE0, &n.delay_us, NULL, 0))
 					goto bad;
 			} else if (!strcmp(k, "seed")) {
-				n.seed = strtoull(v, &end, 0);
-				if (*end)
+				if (p3num_u64(k, v, 0, UINT64_MAX, P3NUM_BASE0, &n.seed, NULL, 0))
 					goto bad;
 			} else if (!strcmp(k, "only")) {
 				n.only = parse_kinds(v);
 				if (!n.only)
 					goto bad;
 			} else if (!strcmp(k, "maxlen")) {
-				n.maxlen = strtoull(v, &end, 0);
-				if (*end || *v == '-' || n.maxlen < RMPP_HDR_LEN)
+				if (p3num_u64(k, v, RMPP_HDR_LEN, UINT64_MAX, P3NUM_BASE0, &n.maxlen,
+					      NULL, 0))
 					goto bad;
 			} else if (!strcmp(k, "burst")) {
-				unsigned long a = strtoul(v, &end, 0), b = a;
-				if (*end == '-')
-					b = strtoul(end + 1, &end, 0);
-				if (*end || a < 1 || b < a || b > 1000000)
+				char lo[16];
+				const char *dash = strchr(v, '-');
+				size_t len = dash ? (size_t)(dash - v) : strlen(v);
+				uint64_t a, b;
+				if (len >= sizeof(lo))
+					goto bad;
+				snprintf(lo, sizeof(lo), "%.*s", (int)len, v);
+				if (p3num_u64(k, lo, 1, 1000000, P3NUM_BASE0, &a, NULL, 0) ||
+				    p3num_u64(k, dash ? dash + 1 : lo, a, 1000000, P3NUM_BASE0, &b,
+					      NULL, 0))
 					goto bad;
 				n.burst_min = (unsigned)a;
 				n.burst_max = (unsigned)b;

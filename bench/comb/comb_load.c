@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "p3num.h"
+
 static volatile sig_atomic_t active, quit;
 
 static void on_signal(int sig)
@@ -74,15 +76,15 @@ int main(int argc, char **argv)
     const char *pidfile = NULL;
     while ((c = getopt_long(argc, argv, "c:s:p:wf:an:h", lo, NULL)) != -1) {
         switch (c) {
-        case 'c': cpu = atoi(optarg); break;
-        case 's': share = atof(optarg); break;
-        case 'p': period = atof(optarg) / 1000.0; break;
+        case 'c': cpu = (int)p3num_arg_i64("comb_load", "--cpu", optarg, -1, CPU_SETSIZE - 1, 0); break;
+        case 's': share = p3num_arg_dbl("comb_load", "--share", optarg, 0, 1); break;
+        case 'p': period = p3num_arg_dbl("comb_load", "--period-ms", optarg, 0, 1e6) / 1000.0; break;
         case 'w': wall = 1; break;
         case 'f': pidfile = optarg; break;
         case 'a': active = 1; break;
         case 'n': {
             /* own session/autogroup at the given nice, as comb --nice does */
-            int n = atoi(optarg);
+            int n = (int)p3num_arg_i64("comb_load", "--nice", optarg, -20, 19, 0);
             FILE *f;
             if (setsid() < 0 && errno != EPERM)
                 perror("comb_load: setsid (continuing)");

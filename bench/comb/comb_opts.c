@@ -126,6 +126,7 @@ int parse_args(int argc, char **argv, struct opts *o)
     optind = 2;
     int c;
     double d;
+    char trail; /* --cpus: a character after the two numbers is refused */
     while ((c = getopt_long(argc, argv, "s:q:h", lo, NULL)) != -1) {
         switch (c) {
         case 's': {
@@ -166,7 +167,7 @@ int parse_args(int argc, char **argv, struct opts *o)
             o->iters = (int)d;
             break;
         case O_CPUS:
-            if (sscanf(optarg, "%d,%d", &o->cpu_worker, &o->cpu_support) != 2 ||
+            if (sscanf(optarg, "%d,%d%c", &o->cpu_worker, &o->cpu_support, &trail) != 2 ||
                 o->cpu_worker < 0 || o->cpu_support < 0)
                 goto bad;
             break;

@@ -472,7 +472,7 @@ static int parse_protocols(struct opts *o, const char *arg)
             for (int p = 0; p < (ord ? NPROTO1 : 10); p++) o->sel[ord][p] = 1;
             continue;
         }
-        if (sscanf(t, "%d:%d", &ord, &pr) != 2 || ord < 0 || ord > 1 || pr < 0 ||
+        if (sscanf(t, "%d:%d%c", &ord, &pr, &star) != 2 || ord < 0 || ord > 1 || pr < 0 ||
             pr >= (ord ? NPROTO1 : NPROTO0)) {
             free(copy);
             return -1;

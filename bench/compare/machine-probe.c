@@ -25,6 +25,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "p3num.h"
+
 #define ROUNDS      20000
 #define COPY_BYTES  (8u << 20)
 #define MAX_SAMPLES 64
@@ -118,6 +120,22 @@ static void print_spread(const char *name, double *v, int n)
 	printf("%s %.4g %.4g %.4g", name, med, v[0], v[n - 1]);
 }
 
+/* "A,B": two CPU numbers, or exit 2 with the reason. */
+static void parse_cpus(const char *s)
+{
+	char a[16];
+	const char *comma = strchr(s, ',');
+	size_t len = comma ? (size_t)(comma - s) : 0;
+
+	if (!comma || len >= sizeof(a)) {
+		fprintf(stderr, "machine-probe: --cpus: \"%s\" is not two CPU numbers A,B\n", s);
+		exit(2);
+	}
+	snprintf(a, sizeof(a), "%.*s", (int)len, s);
+	cpu_a = (int)p3num_arg_u64("machine-probe", "--cpus", a, 0, CPU_SETSIZE - 1, 0);
+	cpu_b = (int)p3num_arg_u64("machine-probe", "--cpus", comma + 1, 0, CPU_SETSIZE - 1, 0);
+}
+
 int main(int argc, char **argv)
 {
 	int n = 5;
@@ -125,11 +143,10 @@ int main(int argc, char **argv)
 	cpu_b = 1;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--samples") && i + 1 < argc) {
-			n = atoi(argv[++i]);
+			n = (int)p3num_arg_u64("machine-probe", "--samples", argv[++i], 1,
+			                       MAX_SAMPLES, 0);
 		} else if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
-			if (sscanf(argv[++i], "%d,%d", &cpu_a, &cpu_b) != 2 || cpu_a < 0 ||
-			    cpu_b < 0)
-				n = 0;
+			parse_cpus(argv[++i]);
 		} else {
 			n = 0;
 		}

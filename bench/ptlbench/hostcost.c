@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "p3num.h"
+
 #define PT_DATA    5
 #define PT_CTL     6
 #define EQ_LEN     16384
@@ -221,8 +223,8 @@ static void usage(FILE *f)
 	           "[--loop-ms MS]\n"
 	           "  the CPU per 8-byte put of the initiator (in its Portals calls) and of a\n"
 	           "  target that computes, making no Portals call, while the puts land\n"
-	           "  -n PUTS      puts per round, back to back (default 500)\n"
-	           "  -r ROUNDS    rounds (default 20; the median round is reported)\n"
+	           "  -n PUTS      puts per round, back to back (default 500, 1-16384)\n"
+	           "  -r ROUNDS    rounds (default 20, 1-1000; the median round is reported)\n"
 	           "  --fresh-md   each put from an MD of its own (PtlMDBind, threshold 1)\n"
 	           "  --loop-ms MS the target's compute loop (default 3000)\n");
 }
@@ -238,16 +240,18 @@ int main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "n:r:h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'n':
-			o.n = atoi(optarg);
+			o.n = (int)p3num_arg_u64("ptlhostcost", "-n", optarg, 1, EQ_LEN, 0);
 			break;
 		case 'r':
-			o.rounds = atoi(optarg);
+			o.rounds =
+			    (int)p3num_arg_u64("ptlhostcost", "-r", optarg, 1, MAX_ROUNDS, 0);
 			break;
 		case 'f':
 			o.fresh = 1;
 			break;
 		case 'l':
-			o.loop_ms = atoi(optarg);
+			o.loop_ms =
+			    (int)p3num_arg_u64("ptlhostcost", "--loop-ms", optarg, 0, INT_MAX, 0);
 			break;
 		case 'h':
 			usage(stdout);

@@ -7,6 +7,7 @@
 #include "ptlbench.h"
 #include "ptlbench-commit.h"
 #include "rmpp.h" /* RMPP_COUNTERS: the xdp NAL's status registers */
+#include "p3num.h"
 
 #include <p3rt/oversub.h>
 
@@ -75,45 +76,16 @@ static void usage(FILE *f)
 		"  -V, --version        print the version and commit\n");
 }
 
+/* A number of bytes up to 2G with K/M/G suffixes (p3num.h), or exit 2. */
 static size_t parse_size(const char *s, const char *what)
 {
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		goto bad;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end == 'i' || *end == 'B' || *end == 'b')
-		end++;
-	if (*end == 'B')
-		end++;
-	if (*end != '\0' || v > (1ull << 31))
-		goto bad;
-	return (size_t)v;
-bad:
-	fprintf(stderr, "ptlbench: bad %s '%s' (a number of bytes up to 2G, K/M/G suffixes)\n", what, s);
-	exit(EXIT_FAILURE);
+	return (size_t)p3num_arg_u64("ptlbench", what, s, 0, 1ull << 31, P3NUM_SIZE);
 }
 
+/* An integer in [min, INT_MAX], or exit 2 naming the option. */
 static long parse_count(const char *s, const char *what, long min)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end != '\0' || v < min || v > INT_MAX) {
-		fprintf(stderr, "ptlbench: bad %s '%s' (an integer >= %ld)\n", what, s, min);
-		exit(EXIT_FAILURE);
-	}
-	return v;
+	return (long)p3num_arg_u64("ptlbench", what, s, (uint64_t)min, INT_MAX, 0);
 }
 
 static unsigned int parse_tests(const char *s)
@@ -195,10 +167,10 @@ static void parse_opts(struct pb_ctx *c, int argc, char **argv)
 					n = sizeof(min) - 1;
 				memcpy(min, optarg, n);
 				min[n] = '\0';
-				o->min_size = n ? parse_size(min, "minimum size") : 0;
-				o->max_size = parse_size(colon + 1, "maximum size");
+				o->min_size = n ? parse_size(min, "-m (minimum size)") : 0;
+				o->max_size = parse_size(colon + 1, "-m (maximum size)");
 			} else {
-				o->max_size = parse_size(optarg, "maximum size");
+				o->max_size = parse_size(optarg, "-m");
 			}
 			if (o->min_size > o->max_size) {
 				fprintf(stderr, "ptlbench: -m %s: minimum above maximum\n", optarg);
@@ -207,11 +179,11 @@ static void parse_opts(struct pb_ctx *c, int argc, char **argv)
 			sizes_given = 1;
 			break;
 		}
-		case 'i': o->iters = parse_count(optarg, "iteration count", 1); break;
-		case 'x': o->skip = parse_count(optarg, "warm-up count", 0); break;
-		case 'w': o->window = (int)parse_count(optarg, "window", 1); break;
+		case 'i': o->iters = parse_count(optarg, "-i", 1); break;
+		case 'x': o->skip = parse_count(optarg, "-x", 0); break;
+		case 'w': o->window = (int)parse_count(optarg, "-w", 1); break;
 		case 'q': o->quick = 1; break;
-		case 'r': o->repeat = (int)parse_count(optarg, "repeat count", 1); break;
+		case 'r': o->repeat = (int)parse_count(optarg, "-r", 1); break;
 		case O_CSV: o->csv = 1; break;
 		case O_REF_ONLY: o->ref_only = 1; break;
 		case O_NO_REF: o->no_ref = 1; break;
@@ -380,13 +352,13 @@ static int run_ref_only(struct pb_ctx *c)
 	int status = 0;
 
 	if (rid) {
-		c->rank = atoi(rid);
+		c->rank = (int)p3num_arg_u64("ptlbench", "PTL_MY_RID", rid, 0, 1, 0);
 		c->nranks = env_count_entries(getenv("PTL_NIDMAP"));
 		if (!c->nranks)
 			c->nranks = env_count_entries(getenv("PTL_PIDMAP"));
 		if (c->nranks != 2)
 			pb_die(c, "needs exactly 2 ranks; run under ptlrun -n 2");
-		c->jid = jid ? (ptl_jid_t)strtoul(jid, NULL, 10) : 0;
+		c->jid = jid ? (ptl_jid_t)p3num_arg_u64("ptlbench", "PTL_MY_JID", jid, 0, UINT32_MAX, 0) : 0;
 	} else {
 		/* No launcher: become rank 0 and fork rank 1. */
 		c->nranks = 2;
@@ -468,7 +440,7 @@ static int run_portals(struct pb_ctx *c)
 	if (rc != PTL_OK)
 		pb_die(c, "PtlGetRankId(%u): %s", c->partner, PtlErrorStr((unsigned)rc));
 	if (PtlGetJid(c->ni, &c->jid) != PTL_OK || c->jid == PTL_JID_ANY)
-		c->jid = getenv("PTL_MY_JID") ? (ptl_jid_t)strtoul(getenv("PTL_MY_JID"), NULL, 10) : 0;
+		c->jid = (ptl_jid_t)p3num_env_u64("ptlbench", "PTL_MY_JID", 0, 0, UINT32_MAX, 0);
 	if (PtlNIDescribe(c->ni, &nal, &prog) != PTL_OK) {
 		nal = getenv("PTL_NAL");
 		prog = getenv("PTL_PROGRESS");

@@ -23,6 +23,7 @@
 #include "config.h"
 
 #include "ptlbench.h"
+#include "p3num.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -394,8 +395,16 @@ static int udp_usable(const struct pb_ctx *c)
 static long env_long(const char *name, long dflt)
 {
 	const char *v = getenv(name);
+	uint64_t x;
+	char msg[200];
 
-	return v && *v ? strtol(v, NULL, 0) : dflt;
+	if (!v || !*v)
+		return dflt;
+	if (!p3num_u64(name, v, 0, LONG_MAX, P3NUM_BASE0, &x, msg, sizeof(msg)))
+		return (long)x;
+	/* as librmpp does with its P3_RMPP_* (rmpp/config.c): say so, keep the default */
+	fprintf(stderr, "ptlbench: warning: %s, using %ld\n", msg, dflt);
+	return dflt;
 }
 
 /* This rank's IPv4 (host order): the nid for udp/ether, loopback otherwise. */

@@ -12,6 +12,7 @@
  * and yields.  Decided from the CPU affinity masks, which a launcher sets.
  */
 #include "cpu_share.h"
+#include "p3num.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -54,8 +55,12 @@ unsigned int myri_spin_budget_env(unsigned int def_us)
 {
 	const char *e = getenv("P3_MYRI_SPIN_US");
 	if (e && *e) {
-		unsigned long v = strtoul(e, NULL, 0);
-		return v > 100000 ? 100000u : (unsigned int)v;
+		uint64_t v;
+		char msg[160];
+		if (!p3num_u64("P3_MYRI_SPIN_US", e, 0, UINT64_MAX, P3NUM_BASE0, &v, msg,
+		               sizeof(msg)))
+			return v > 100000 ? 100000u : (unsigned int)v;
+		fprintf(stderr, "p3stack[myrinet] warning: %s; using %u\n", msg, def_us);
 	}
 	return def_us;
 }

@@ -19,7 +19,8 @@ enum myri_spin myri_spin_policy(pid_t other);
 enum myri_spin myri_spin_policy_env(pid_t other);
 
 /* A waiter's spin when the other side runs on other cores (MYRI_SPIN):
- * P3_MYRI_SPIN_US (at most 100000), else def_us. */
+ * P3_MYRI_SPIN_US (at most 100000), else def_us (also, with a warning on
+ * stderr, when P3_MYRI_SPIN_US is not a number). */
 unsigned int myri_spin_budget_env(unsigned int def_us);
 
 /* 1 if every CPU of mine is in taken. */
@@ -33,7 +34,9 @@ int myri_cpus_covered(const cpu_set_t *mine, const cpu_set_t *taken);
 int myri_sched_set_slice(unsigned slice_us);
 
 /* The environment variable name if set (and *given = 1), else def_us
- * (*given = 0). */
-unsigned myri_slice_env(const char *name, unsigned def_us, int *given);
+ * (*given = 0); def_us and *given = -1 with the reason in msg if it is not a
+ * number in 0-MYRI_MAX_SLICE_US (p3num.h). */
+#define MYRI_MAX_SLICE_US 100000
+unsigned myri_slice_env(const char *name, unsigned def_us, int *given, char *msg, size_t msglen);
 
 #endif

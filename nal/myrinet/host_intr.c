@@ -23,6 +23,7 @@
  */
 #include "myri_host.h"
 #include "cpu_share.h"
+#include "p3num.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -42,12 +43,11 @@ static int app_cpu(struct myri_host *h)
 {
 	const char *s = getenv("P3_MYRI_INTR_CPU");
 	if (s && *s) {
-		char *end;
-		long c = strtol(s, &end, 10);
-		if (*end == '\0' && c >= 0 && c < CPU_SETSIZE)
+		char msg[160];
+		uint64_t c;
+		if (!p3num_u64("P3_MYRI_INTR_CPU", s, 0, CPU_SETSIZE - 1, 0, &c, msg, sizeof(msg)))
 			return (int)c;
-		p3_lib_log(h->lib, 1, "myrinet: P3_MYRI_INTR_CPU=%s is not a CPU number; ignored",
-		           s);
+		p3_lib_log(h->lib, 1, "myrinet: %s; ignored", msg);
 	}
 	cpu_set_t set;
 	CPU_ZERO(&set);
@@ -87,7 +87,11 @@ int myri_intr_init(struct myri_host *h, const struct p3_nal_init_args *args,
 static void handler_slice(struct myri_host *h)
 {
 	int given;
-	unsigned us = myri_slice_env("P3_MYRI_INTR_SLICE_US", MYRI_INTR_SLICE_US, &given);
+	char msg[160];
+	unsigned us =
+	    myri_slice_env("P3_MYRI_INTR_SLICE_US", MYRI_INTR_SLICE_US, &given, msg, sizeof(msg));
+	if (given < 0)
+		p3_lib_log(h->lib, 1, "myrinet: %s; using %u", msg, us);
 	int r = myri_sched_set_slice(us);
 	if (r < 0)
 		p3_lib_log(h->lib, given ? 1 : 3,

@@ -10,6 +10,7 @@
 #include "mcpd.h"
 
 #include "cpu_share.h"
+#include "p3num.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -30,6 +31,8 @@
 #define MCPD_SPIN_REFRESH_US      100000
 #define MCPD_DEFAULT_PEER_DEAD_MS 2000
 #define MCPD_DEFAULT_SLICE_US     100 /* sched_slice.c: the shortest the kernel grants */
+#define MCPD_MAX_SPIN_US          100000
+#define MCPD_MAX_PEER_DEAD_MS     3600000 /* rmpp's DEAD_MIN_US at most 3600 s */
 
 static struct mcpd *g_nic;
 
@@ -531,6 +534,9 @@ static void usage(FILE *out)
 	    "                        its slice (counters: sched_slice_us)\n"
 	    "  -c, --counters        print the counters of the NIC already running and exit\n"
 	    "  -h, --help            this text\n"
+	    "Ranges, from the options or the environment: --base-port 1-65535, --spin-us and\n"
+	    "--slice-us 0-100000, --peer-dead-ms 0-3600000 (decimal, 0x hex or 0 octal);\n"
+	    "anything else exits with status 2 naming it.\n"
 	    "SIGTERM/SIGINT: detach every endpoint (their operations fail) and exit.\n",
 	    MCPD_DEFAULT_BASE_PORT, MCPD_DEFAULT_SPIN_US, MCPD_DEFAULT_PEER_DEAD_MS,
 	    MCPD_DEFAULT_SLICE_US);
@@ -609,14 +615,21 @@ int main(int argc, char **argv)
 	const char *link = getenv("P3_MYRI_LINK");
 	const char *ifname = getenv("P3_MYRI_IFNAME");
 	int counters = 0, slice_given = 0, o;
-	nic.base_port = s && *s ? (unsigned)strtoul(s, NULL, 0) : MCPD_DEFAULT_BASE_PORT;
+	nic.base_port = (unsigned)p3num_env_u64("mcpd", "P3_MYRI_BASE_PORT", MCPD_DEFAULT_BASE_PORT,
+	                                        1, 65535, P3NUM_BASE0);
 	nic.spin_us = MCPD_DEFAULT_SPIN_US;
 	nic.spin_auto = 1;
-	s = getenv("P3_MCPD_PEER_DEAD_MS");
-	nic.peer_dead_ms = s && *s ? (unsigned)strtoul(s, NULL, 0) : MCPD_DEFAULT_PEER_DEAD_MS;
-	nic.slice_us = myri_slice_env("P3_MCPD_SLICE_US", MCPD_DEFAULT_SLICE_US, &slice_given);
+	nic.peer_dead_ms =
+	    (unsigned)p3num_env_u64("mcpd", "P3_MCPD_PEER_DEAD_MS", MCPD_DEFAULT_PEER_DEAD_MS, 0,
+	                            MCPD_MAX_PEER_DEAD_MS, P3NUM_BASE0);
+	char msg[256];
+	nic.slice_us = myri_slice_env("P3_MCPD_SLICE_US", MCPD_DEFAULT_SLICE_US, &slice_given, msg,
+	                              sizeof(msg));
+	if (slice_given < 0)
+		p3num_usage_exit("mcpd", msg);
 	if ((s = getenv("P3_MCPD_SPIN_US")) && *s) {
-		nic.spin_us = (unsigned)strtoul(s, NULL, 0);
+		nic.spin_us = (unsigned)p3num_arg_u64("mcpd", "P3_MCPD_SPIN_US", s, 0,
+		                                      MCPD_MAX_SPIN_US, P3NUM_BASE0);
 		nic.spin_auto = 0;
 	}
 	while ((o = getopt_long(argc, argv, "n:p:s:l:i:d:S:ch", opts, NULL)) != -1) {
@@ -625,20 +638,25 @@ int main(int argc, char **argv)
 			tag = optarg;
 			break;
 		case 'p':
-			nic.base_port = (unsigned)strtoul(optarg, NULL, 0);
+			nic.base_port = (unsigned)p3num_arg_u64("mcpd", "--base-port", optarg, 1,
+			                                        65535, P3NUM_BASE0);
 			break;
 		case 's':
-			nic.spin_us = (unsigned)strtoul(optarg, NULL, 0);
+			nic.spin_us = (unsigned)p3num_arg_u64("mcpd", "--spin-us", optarg, 0,
+			                                      MCPD_MAX_SPIN_US, P3NUM_BASE0);
 			nic.spin_auto = 0;
 			break;
 		case 'c':
 			counters = 1;
 			break;
 		case 'd':
-			nic.peer_dead_ms = (unsigned)strtoul(optarg, NULL, 0);
+			nic.peer_dead_ms =
+			    (unsigned)p3num_arg_u64("mcpd", "--peer-dead-ms", optarg, 0,
+			                            MCPD_MAX_PEER_DEAD_MS, P3NUM_BASE0);
 			break;
 		case 'S':
-			nic.slice_us = (unsigned)strtoul(optarg, NULL, 0);
+			nic.slice_us = (unsigned)p3num_arg_u64("mcpd", "--slice-us", optarg, 0,
+			                                       MYRI_MAX_SLICE_US, P3NUM_BASE0);
 			slice_given = 1;
 			break;
 		case 'l':

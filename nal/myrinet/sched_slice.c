@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cpu_share.h"
+#include "p3num.h"
 
 /* The kernel's struct sched_attr (include/uapi/linux/sched/types.h, version
  * 1 without the utilisation clamps: 48 bytes); glibc 2.36 has no wrapper. */
@@ -78,9 +79,12 @@ int myri_sched_set_slice(unsigned slice_us)
 #endif
 }
 
-unsigned myri_slice_env(const char *name, unsigned def_us, int *given)
+unsigned myri_slice_env(const char *name, unsigned def_us, int *given, char *msg, size_t msglen)
 {
 	const char *e = getenv(name);
+	uint64_t v = def_us;
 	*given = e && *e;
-	return *given ? (unsigned)strtoul(e, NULL, 0) : def_us;
+	if (*given && p3num_u64(name, e, 0, MYRI_MAX_SLICE_US, P3NUM_BASE0, &v, msg, msglen))
+		*given = -1;
+	return *given > 0 ? (unsigned)v : def_us;
 }

@@ -12,6 +12,7 @@
  *                      and for udp when P3_RMPP_IFNAME is set; else 127.0.0.1)
  */
 #include "rmpp_nal.h"
+#include "p3num.h"
 
 #include <p3rt/oversub.h>
 
@@ -43,7 +44,15 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 	pthread_mutex_init(&rn->rn_macs_lock, NULL);
 	pthread_mutex_init(&rn->rn_ack_lock, NULL);
 	const char *s = getenv("P3_RMPP_BASE_PORT");
-	rn->rn_base_port = s && *s ? (unsigned)strtoul(s, NULL, 0) : RNAL_DEFAULT_BASE_PORT;
+	uint64_t port = RNAL_DEFAULT_BASE_PORT;
+	char msg[160];
+	if (s && *s &&
+	    p3num_u64("P3_RMPP_BASE_PORT", s, 1, 65535, P3NUM_BASE0, &port, msg, sizeof(msg))) {
+		p3_lib_log(lib, 0, "rmpp: %s", msg);
+		free(rn);
+		return -EINVAL;
+	}
+	rn->rn_base_port = (unsigned)port;
 	s = getenv("P3_RMPP_IFNAME");
 	snprintf(rn->rn_ifname, sizeof(rn->rn_ifname), "%s", s && *s ? s : "lo");
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "shmem.h"
+#include "p3num.h"
 
 #include <p3rt/oversub.h>
 
@@ -58,12 +59,11 @@ static int shm_config_load(struct p3_lib *lib, struct shm_config *cf)
 		*field = pm->pm_def;
 		if (!s || !*s)
 			continue;
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(s, &end, 0);
-		if (errno || *end || v < pm->pm_min || v > pm->pm_max) {
-			p3_lib_log(lib, 0, "shmem: %s=%s is not in [%u, %u] (%s)", pm->pm_env, s,
-			           pm->pm_min, pm->pm_max, pm->pm_help);
+		uint64_t v;
+		char msg[256];
+		if (p3num_u64(pm->pm_env, s, pm->pm_min, pm->pm_max, P3NUM_BASE0, &v, msg,
+		              sizeof(msg))) {
+			p3_lib_log(lib, 0, "shmem: %s (%s)", msg, pm->pm_help);
 			return -EINVAL;
 		}
 		*field = (uint32_t)v;

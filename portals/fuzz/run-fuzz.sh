@@ -5,6 +5,7 @@
 #   envmap  PTL_NIDMAP/PTL_PIDMAP/PTL_MY_RID parsing (portals/runtime/env.c)
 #   pmi     the PMI-1 client fed a process manager's answers (runtime/pmi.c)
 #   shmring the shmem ring's record framing left by a hostile producer (nal/shmem/ring.c)
+#   num     the strict number parser of options and variables (include/p3num.h)
 # SECONDS (default 30) is split evenly between them.  Exits non-zero on a
 # crash, a sanitizer report or a property violation (reproducers kept in
 # WORKDIR/artifacts).  config.h comes from a configured build tree
@@ -18,7 +19,7 @@ bdir=${P3_BUILDDIR:-$top/build/default}
 work=${2:-$(mktemp -d /tmp/portals-fuzz.XXXXXX)}
 CC=${CC_FUZZ:-clang}
 [ -f "$bdir/config.h" ] || { echo "portals fuzz: no $bdir/config.h (run tools/build first)" >&2; exit 1; }
-each=$((secs / 4))
+each=$((secs / 5))
 [ "$each" -ge 1 ] || each=1
 fail=0
 run() { # name source...
@@ -44,5 +45,6 @@ run hdr "$here/fuzz_p3_hdr.c" "$top/portals/hdr.c"
 run envmap "$here/fuzz_rt_envmap.c" "$top/portals/runtime/env.c"
 run shmring "$here/fuzz_shm_ring.c" "$top/nal/shmem/ring.c" -I"$top/nal/shmem"
 run pmi "$here/fuzz_pmi.c" "$top/portals/runtime/pmi.c" "$top/portals/runtime/env.c"
+run num "$here/fuzz_p3num.c"
 [ $fail -eq 0 ] && echo "portals fuzz: OK"
 exit $fail

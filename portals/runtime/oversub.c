@@ -16,6 +16,7 @@
 #include <p3rt/oversub.h>
 
 #include "affinity_board.h"
+#include "p3num.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -31,9 +32,8 @@ static unsigned env_count(const char *name)
 	const char *s = getenv(name);
 	if (!s || !*s)
 		return 0;
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	return (*end || v == 0 || v > (1ul << 20)) ? 0 : (unsigned)v;
+	uint64_t v;
+	return p3num_u64(name, s, 1, 1u << 20, 0, &v, NULL, 0) ? 0 : (unsigned)v;
 }
 
 /* Slurm's "2(x3),1" (tasks per node, run-length coded) at node index. */
@@ -179,9 +179,10 @@ OVERSUB_EXPORT unsigned ptl_oversub_handoff_us(void)
 	const char *s = getenv("P3_OVERSUB_HANDOFF_US");
 	if (!s || !*s)
 		return PTL_OVERSUB_HANDOFF_US;
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	return (*end || v > 100000) ? PTL_OVERSUB_HANDOFF_US : (unsigned)v;
+	uint64_t v;
+	return p3num_u64("P3_OVERSUB_HANDOFF_US", s, 0, 100000, 0, &v, NULL, 0)
+	           ? PTL_OVERSUB_HANDOFF_US
+	           : (unsigned)v;
 }
 
 OVERSUB_EXPORT const char *ptl_oversub_wait_name(enum ptl_oversub_wait w)

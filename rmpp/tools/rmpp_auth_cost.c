@@ -7,6 +7,7 @@
  * Prints, per size, ns per seal+verify and the resulting MB/s.
  */
 #include "rmpp_auth.h"
+#include "p3num.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +38,9 @@ int main(int argc, char **argv)
 	}
 	memset(frame, 0x5a, sizeof(frame));
 	for (int i = 0; i < n; i++) {
-		size_t len = argc > 1 ? strtoul(argv[i + 1], NULL, 0) : defaults[i];
-		if (len > 65536)
-			len = 65536;
+		size_t len = argc > 1 ? p3num_arg_u64("rmpp-auth-cost", "SIZE", argv[i + 1], 0,
+		                                      65536, P3NUM_BASE0)
+		                      : defaults[i];
 		int iters = (int)(200000000 / (len + 200));
 		size_t body;
 		uint64_t seq;

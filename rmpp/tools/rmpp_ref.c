@@ -27,6 +27,7 @@
  */
 #include "rmpp.h"
 #include "rmpp_wire.h"
+#include "p3num.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -352,7 +353,8 @@ static int ether_main(int echo, int argc, char **argv)
 	const char hdr[64] = "rmpp-ref";
 	char *sbuf = calloc(1, maxs + 1);
 	ether_if = argv[0];
-	r_open(&st, maxs, (uint16_t)(echo ? atoi(argv[1]) : 1));
+	r_open(&st, maxs,
+	       (uint16_t)(echo ? p3num_arg_u64("rmpp-ref", "EP_ID", argv[1], 0, 65535, 0) : 1));
 	struct rmpp_addr me;
 	char b[64];
 	rmpp_ep_addr(st.ep, &me);
@@ -380,7 +382,9 @@ static int ether_main(int echo, int argc, char **argv)
 		}
 		for (int i = 0; i < 6; i++)
 			mac[i] = (uint8_t)m[i];
-		rmpp_addr_ether(&peer, mac, (uint16_t)atoi(argv[2]));
+		rmpp_addr_ether(
+		    &peer, mac,
+		    (uint16_t)p3num_arg_u64("rmpp-ref", "PEER_EP_ID", argv[2], 0, 65535, 0));
 		char ld[64];
 		printf("# rmpp-ref %s-pingpong (librmpp over %s on %s, %s, mtu %zu)\n"
 		       "# %-10s latency_us\n",
@@ -510,10 +514,11 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "m:n:bq")) != -1) {
 		switch (opt) {
 		case 'm':
-			max_size = strtoull(optarg, NULL, 0);
+			max_size =
+			    p3num_arg_u64("rmpp-ref", "-m", optarg, 0, 1ull << 30, P3NUM_BASE0);
 			break;
 		case 'n':
-			iters = atoi(optarg);
+			iters = (int)p3num_arg_u64("rmpp-ref", "-n", optarg, 1, INT_MAX, 0);
 			iters_set = 1;
 			break;
 		case 'b':

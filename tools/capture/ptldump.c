@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "nal.h"
+#include "p3num.h"
 #include "rmpp_wire.h"
 
 #define PD_ETHERTYPE_RMPP 0x88B5
@@ -447,6 +448,27 @@ static void pd_print_summary(void)
 	}
 }
 
+/* -p PORT or LO-HI: strict numbers, or exit 2 with the reason. */
+static void pd_parse_ports(const char *s)
+{
+	char lo[16];
+	const char *dash = strchr(s, '-');
+	size_t n = dash ? (size_t)(dash - s) : strlen(s);
+
+	if (n >= sizeof(lo)) {
+		fprintf(stderr, "ptldump: -p: \"%s\" is not a port or LO-HI (expected 0-65535)\n",
+		        s);
+		exit(2);
+	}
+	snprintf(lo, sizeof(lo), "%.*s", (int)n, s);
+	pd_port_lo = (int)p3num_arg_u64("ptldump", "-p", lo, 0, 65535, 0);
+	pd_port_hi = dash ? (int)p3num_arg_u64("ptldump", "-p", dash + 1, 0, 65535, 0) : pd_port_lo;
+	if (pd_port_hi < pd_port_lo) {
+		fprintf(stderr, "ptldump: -p wants PORT or LO-HI with LO <= HI, got '%s'\n", s);
+		exit(2);
+	}
+}
+
 static void pd_usage(FILE *o)
 {
 	fprintf(o, "usage: ptldump [-r FILE | -i IFACE [-c COUNT] [-t SECONDS]] [-p PORT[-PORT]]\n"
@@ -466,15 +488,14 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'r': file = optarg; break;
 		case 'i': iface = optarg; break;
-		case 'c': count = atoi(optarg); break;
-		case 't': secs = atoi(optarg); break;
+		case 'c':
+			count = (int)p3num_arg_u64("ptldump", "-c", optarg, 0, INT_MAX, 0);
+			break;
+		case 't':
+			secs = (int)p3num_arg_u64("ptldump", "-t", optarg, 0, INT_MAX, 0);
+			break;
 		case 'p':
-			if (sscanf(optarg, "%d-%d", &pd_port_lo, &pd_port_hi) == 1)
-				pd_port_hi = pd_port_lo;
-			if (pd_port_lo < 0 || pd_port_hi < pd_port_lo || pd_port_hi > 65535) {
-				fprintf(stderr, "ptldump: -p wants PORT or LO-HI, got '%s'\n", optarg);
-				return 2;
-			}
+			pd_parse_ports(optarg);
 			break;
 		case 'F': pd_fields_mode = 1; break;
 		case 'q': pd_quiet = 1; break;

@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "p3num.h"
+
 #define FB_MAX_FRAME 9216
 #define FB_DELAY_SLOTS 1024
 
@@ -248,13 +250,13 @@ static void fb_usage(FILE *out)
 
 static double fb_parse_prob(const char *opt, const char *s)
 {
-	char *end;
-	double v = strtod(s, &end);
-	if (*end || v < 0 || v > 1) {
-		fprintf(stderr, "p3-faultbridge: %s wants a probability in [0,1], got '%s'\n", opt, s);
-		exit(2);
-	}
-	return v;
+	return p3num_arg_dbl("p3-faultbridge", opt, s, 0, 1);
+}
+
+/* An integer option in 0-max (C forms: 0x88b5), or exit 2 with the reason. */
+static uint64_t fb_parse_num(const char *opt, const char *s, uint64_t max)
+{
+	return p3num_arg_u64("p3-faultbridge", opt, s, 0, max, P3NUM_BASE0);
 }
 
 int main(int argc, char **argv)
@@ -278,11 +280,11 @@ int main(int argc, char **argv)
 		case 'u': r.dup = fb_parse_prob("--dup", optarg); break;
 		case 'r': r.reorder = fb_parse_prob("--reorder", optarg); break;
 		case 'c': r.corrupt = fb_parse_prob("--corrupt", optarg); break;
-		case 'l': r.delay_us = strtol(optarg, NULL, 0); break;
-		case 's': seed = strtoull(optarg, NULL, 0); break;
-		case 'e': r.ethertype = (int)strtol(optarg, NULL, 0); break;
-		case 'p': r.udp_port = (int)strtol(optarg, NULL, 0); break;
-		case 't': duration = strtol(optarg, NULL, 0); break;
+		case 'l': r.delay_us = (long)fb_parse_num("--delay-us", optarg, 60000000); break;
+		case 's': seed = fb_parse_num("--seed", optarg, UINT64_MAX); break;
+		case 'e': r.ethertype = (int)fb_parse_num("--ethertype", optarg, 0xffff); break;
+		case 'p': r.udp_port = (int)fb_parse_num("--only-udp-port", optarg, 65535); break;
+		case 't': duration = (long)fb_parse_num("--duration", optarg, 31536000); break;
 		case 'o': stats = optarg; break;
 		case 'h': fb_usage(stdout); return 0;
 		default: fb_usage(stderr); return 2;

@@ -13,6 +13,7 @@
 #include "floor.h"
 
 #include "cpu_share.h"
+#include "p3num.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,7 +60,8 @@ static unsigned spin_budget_us(const struct floor_opts *o, pid_t host)
 	if (o->nic_spin_us >= 0)
 		return (unsigned)o->nic_spin_us;
 	if (e && *e)
-		return (unsigned)strtoul(e, NULL, 0);
+		return (unsigned)p3num_arg_u64("p3-nicfloor", "P3_MCPD_SPIN_US", e, 0, 100000,
+		                               P3NUM_BASE0);
 	CPU_ZERO(&taken);
 	if (sched_getaffinity(0, sizeof(mine), &mine) != 0)
 		return FLOOR_NIC_SPIN_US;

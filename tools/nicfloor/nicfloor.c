@@ -10,6 +10,7 @@
  * DMA) and of any waste.  See README.md.
  */
 #include "floor.h"
+#include "p3num.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -56,13 +57,13 @@ static void usage(FILE *out)
 	        "  -I, --ifname IF        ether: the interface (default eth0)\n"
 	        "  -c, --cpus A,B         app0 on CPU A, app1 on CPU B (default 0,1; -1: free)\n"
 	        "  -C, --nic-cpus C       both NICs on CPU C (default 1; -1: free)\n"
-	        "  -i, --iters N          timed round trips (default 2000)\n"
-	        "  -x, --warmup N         untimed round trips first (default 100)\n"
+	        "  -i, --iters N          timed round trips (default 2000, 1-1000000)\n"
+	        "  -x, --warmup N         untimed round trips first (default 100, 0-1000000)\n"
 	        "  -f, --frame BYTES      frame size on the wire (default %d, 64-%d)\n"
 	        "  -s, --nic-spin-us N    the NICs' idle spin (default: $P3_MCPD_SPIN_US if set\n"
 	        "                         and not empty, else as mcpd decides it)\n"
 	        "      --csv              one CSV row: test,size,value,unit,median,min,max\n"
-	        "  -t, --timeout S        give up after S seconds (default 60)\n"
+	        "  -t, --timeout S        give up after S seconds (default 60, 1-86400)\n"
 	        "  -h, --help             this text\n"
 	        "The apps' waits follow P3_MYRI_SPIN and P3_MYRI_SPIN_US as an offload host's.\n"
 	        "Prints the half round trip (mean over the timed iterations, as ptlbench\n"
@@ -72,14 +73,25 @@ static void usage(FILE *out)
 	        FLOOR_FRAME_DEFAULT, FLOOR_FRAME_MAX);
 }
 
+#define NF "p3-nicfloor"
+
+/* A CPU number or -1 (free), or exit 2 with the reason. */
+static int parse_cpu(const char *opt, const char *s)
+{
+	return (int)p3num_arg_i64(NF, opt, s, -1, CPU_SETSIZE - 1, 0);
+}
+
 static int parse_pair(const char *s, int *a, int *b)
 {
-	char *end;
-	*a = (int)strtol(s, &end, 10);
-	if (*end != ',')
+	char first[32];
+	const char *comma = strchr(s, ',');
+	if (!comma || (size_t)(comma - s) >= sizeof(first))
 		return -1;
-	*b = (int)strtol(end + 1, &end, 10);
-	return *end ? -1 : 0;
+	memcpy(first, s, (size_t)(comma - s));
+	first[comma - s] = '\0';
+	*a = parse_cpu("--cpus", first);
+	*b = parse_cpu("--cpus", comma + 1);
+	return 0;
 }
 
 static int split_netns(char *s, const char **ns)
@@ -140,25 +152,28 @@ static int parse(int argc, char **argv, struct floor_opts *o, int *timeout_s)
 				return -1;
 			break;
 		case 'C':
-			o->nic_cpu = atoi(optarg);
+			o->nic_cpu = parse_cpu("--nic-cpus", optarg);
 			break;
 		case 'i':
-			o->iters = atol(optarg);
+			o->iters =
+			    (long)p3num_arg_u64(NF, "--iters", optarg, 1, FLOOR_MAX_ITERS, 0);
 			break;
 		case 'x':
-			o->warmup = atol(optarg);
+			o->warmup =
+			    (long)p3num_arg_u64(NF, "--warmup", optarg, 0, FLOOR_MAX_ITERS, 0);
 			break;
 		case 'f':
-			o->frame = (size_t)atol(optarg);
+			o->frame = p3num_arg_u64(NF, "--frame", optarg, 64, FLOOR_FRAME_MAX, 0);
 			break;
 		case 's':
-			o->nic_spin_us = atoi(optarg);
+			o->nic_spin_us =
+			    (int)p3num_arg_u64(NF, "--nic-spin-us", optarg, 0, 100000, 0);
 			break;
 		case 'V':
 			o->csv = 1;
 			break;
 		case 't':
-			*timeout_s = atoi(optarg);
+			*timeout_s = (int)p3num_arg_u64(NF, "--timeout", optarg, 1, 86400, 0);
 			break;
 		case 'h':
 			usage(stdout);

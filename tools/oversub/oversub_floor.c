@@ -47,6 +47,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "p3num.h"
+
 #define MAX_PROCS 64
 #define MAX_STEPS 12 /* rounds: 2 log2(MAX_PROCS) with -a rsag */
 
@@ -159,16 +161,17 @@ int main(int argc, char **argv)
 			rsag = !strcmp(optarg, "rsag") ? 1 : !strcmp(optarg, "rd") ? 0 : -1;
 			break;
 		case 'n':
-			n = atoi(optarg);
+			n = (int)p3num_arg_u64("p3-oversub-floor", "-n", optarg, 2, MAX_PROCS, 0);
 			break;
 		case 'i':
-			iters = atoi(optarg);
+			iters = (int)p3num_arg_u64("p3-oversub-floor", "-i", optarg, 1, INT_MAX, 0);
 			break;
 		case 's':
-			spin = atoi(optarg);
+			spin = (int)p3num_arg_u64("p3-oversub-floor", "-s", optarg, 0, INT_MAX, 0);
 			break;
 		case 't':
-			handoff_us = atoi(optarg);
+			handoff_us =
+			    (int)p3num_arg_u64("p3-oversub-floor", "-t", optarg, 0, 1000000, 0);
 			break;
 		case 'w':
 			how = !strcmp(optarg, "spin")      ? WAIT_SPIN

@@ -46,6 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "p3num.h"
+
 #define PTLRUN_MAX_RANKS       4096
 #define PTLRUN_KILL_GRACE_MS   2000  /* SIGTERM -> SIGKILL */
 #define PTLRUN_DRAIN_MS        1000  /* output drain after the last rank exited */
@@ -103,7 +105,9 @@ static int ptlrun_maps_local(int n, const struct ptlrun_hosts *h, uint32_t *nid,
 static int udp_ports_free(uint32_t base, int n)
 {
 	const char *e = getenv("P3_RMPP_BASE_PORT");
-	long port0 = e && *e ? strtol(e, NULL, 10) : 21000;
+	long port0 =
+	    e && *e ? (long)p3num_arg_u64("ptlrun", "P3_RMPP_BASE_PORT", e, 1, 65535, P3NUM_BASE0)
+	            : 21000;
 	int ok = 1;
 
 	for (int i = 0; i < n && ok; i++) {
@@ -130,7 +134,7 @@ static uint32_t udp_pid_base(int n)
 	const char *e = getenv("P3_PTLRUN_PID_BASE");
 
 	if (e && *e)
-		return (uint32_t)strtoul(e, NULL, 10);
+		return (uint32_t)p3num_arg_u64("ptlrun", "P3_PTLRUN_PID_BASE", e, 0, 65535, 0);
 	for (uint32_t b = 0; b < 64u * (uint32_t)n; b += (uint32_t)n)
 		if (udp_ports_free(b, n))
 			return b;
@@ -280,14 +284,11 @@ static void usage(FILE *f)
 
 static int parse_count(const char *opt, const char *s, int *out)
 {
-	char *end;
-	long v;
+	char msg[256];
+	uint64_t v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 1 || v > PTLRUN_MAX_RANKS) {
-		fprintf(stderr, "ptlrun: %s: bad value '%s': expected 1..%d\n", opt, s,
-		        PTLRUN_MAX_RANKS);
+	if (p3num_u64(opt, s, 1, PTLRUN_MAX_RANKS, 0, &v, msg, sizeof(msg))) {
+		fprintf(stderr, "ptlrun: %s\n", msg);
 		return -1;
 	}
 	*out = (int)v;
@@ -296,14 +297,11 @@ static int parse_count(const char *opt, const char *s, int *out)
 
 static int parse_timeout(const char *opt, const char *s, double *out)
 {
-	char *end;
+	char msg[256];
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e7) {
-		fprintf(stderr, "ptlrun: %s: bad value '%s': expected seconds (e.g. 30 or 0.5)\n",
-		        opt, s);
+	if (p3num_dbl(opt, s, 0, 1e7, &v, msg, sizeof(msg))) {
+		fprintf(stderr, "ptlrun: %s (seconds, e.g. 30 or 0.5)\n", msg);
 		return -1;
 	}
 	*out = v;

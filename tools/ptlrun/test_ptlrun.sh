@@ -175,12 +175,15 @@ run bad-nic-cpus 2 --nal myrinet --nic-cpus x "$HELPER" && has err "--nic-cpus: 
 
 # --- errors name the bad option
 run bad-opt 2 --bogus "$HELPER" && has err "'--bogus'" && pass "unknown option named"
-run bad-n 2 -n x "$HELPER" && has err "-n: bad value 'x'" && pass "bad -n named"
+run bad-n 2 -n x "$HELPER" && has err '-n: "x" is not a number (expected 1-' && pass "bad -n named"
 run bad-nal 2 --nal carrier-pigeon "$HELPER" && has err "unknown NAL 'carrier-pigeon'" && pass "bad --nal named"
 run bad-progress 2 --progress fast "$HELPER" && has err "--progress: unknown progress mode 'fast'" && pass "bad --progress named"
 run bad-cpus 2 --cpus 0-x "$HELPER" && has err "--cpus: bad CPU list '0-x'" && pass "bad --cpus named"
-run bad-timeout 2 --timeout -1 "$HELPER" && has err "--timeout: bad value '-1'" && pass "bad --timeout named"
-run hosts 2 --hosts a,b "$HELPER" && has err "--hosts: bad value 'a,b'" && pass "bad --hosts named"
+run bad-timeout 2 --timeout -1 "$HELPER" && has err '--timeout: "-1" is out of range' && pass "bad --timeout named"
+run hosts 2 --hosts a,b "$HELPER" && has err '--hosts: "a,b" is not a number' && pass "bad --hosts named"
+P3_PTLRUN_PID_BASE=abc run bad-pid-base 2 -n 2 --nal udp "$HELPER" &&
+	has err 'ptlrun: P3_PTLRUN_PID_BASE: "abc" is not a number (expected 0-65535)' &&
+	pass "bad P3_PTLRUN_PID_BASE named"
 run hosts-shmem 2 -n 2 --hosts 2 "$HELPER" env && has err "reaches only one host; use udp, ether" && pass "--hosts with shmem refused"
 run ether-nohosts 2 -n 2 --nal ether "$HELPER" env && has err "add --hosts N" && pass "--nal ether without --hosts explained"
 

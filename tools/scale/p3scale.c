@@ -27,6 +27,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "p3num.h"
+
 #define PT         7
 #define BITS_A2A   1
 #define BITS_READY 2
@@ -158,16 +160,17 @@ static int is_arrival(const ptl_event_t *ev)
 
 int main(int argc, char **argv)
 {
-	msg = argc > 1 ? strtoul(argv[1], NULL, 0) : 64;
+	msg = argc > 1 ? p3num_arg_u64("p3scale", "MSG_BYTES", argv[1], 1, 65536, P3NUM_BASE0) : 64;
 	const char *t0e = getenv("P3SCALE_T0_NS");
-	uint64_t t0 = t0e ? strtoull(t0e, NULL, 10) : now_ns(), t_ready, t_done;
+	uint64_t t0 = t0e ? p3num_arg_u64("p3scale", "P3SCALE_T0_NS", t0e, 0, UINT64_MAX, 0)
+	                  : now_ns(),
+	         t_ready, t_done;
 	int max_if, rc;
 
 	if (argc > 2)
-		timeout_ms = (unsigned)atoi(argv[2]) * 1000u;
-	const char *we = getenv("P3SCALE_WINDOW");
-	if (we && atoi(we) > 0)
-		window = (unsigned)atoi(we);
+		timeout_ms =
+		    (unsigned)p3num_arg_u64("p3scale", "TIMEOUT_S", argv[2], 1, 4000000, 0) * 1000u;
+	window = (unsigned)p3num_env_u64("p3scale", "P3SCALE_WINDOW", window, 1, 1u << 20, 0);
 	if (msg < 1 || msg > 65536) {
 		fprintf(stderr, "p3scale: MSG_BYTES must be 1..65536\n");
 		return 2;

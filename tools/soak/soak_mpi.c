@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../include/p3num.h" /* by path: tools/soak builds this with mpicc alone */
+
 static uint64_t mix(uint64_t x)
 {
 	x += 0x9E3779B97F4A7C15ull;
@@ -46,9 +48,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: soak_mpi SECONDS SEED [MAX_BYTES] (2 ranks or more)\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
-	seconds = atof(argv[1]);
-	seed = strtoull(argv[2], NULL, 0);
-	max = argc > 3 ? strtoull(argv[3], NULL, 0) : 262144;
+	seconds = p3num_arg_dbl("soak_mpi", "SECONDS", argv[1], 0, 1e7);
+	seed = p3num_arg_u64("soak_mpi", "SEED", argv[2], 0, UINT64_MAX, P3NUM_BASE0);
+	max = argc > 3 ? p3num_arg_u64("soak_mpi", "MAX_BYTES", argv[3], 0, 1u << 30, P3NUM_BASE0)
+	               : 262144;
 	unsigned char *sb = malloc(max + 1), *rb = malloc(max + 1);
 	int *a2a_s = malloc(sizeof(int) * (size_t)n * 4), *a2a_r = malloc(sizeof(int) * (size_t)n * 4);
 	if (!sb || !rb || !a2a_s || !a2a_r)

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "soak.h"
+#include "p3num.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -81,7 +82,8 @@ static uint64_t super_rand(struct super *s)
 static unsigned udp_base(unsigned n)
 {
 	const char *e = getenv("P3_RMPP_BASE_PORT");
-	long port0 = e && *e ? strtol(e, NULL, 10) : 21000;
+	long port0 = e && *e ? (long)p3num_arg_u64("p3soak", "P3_RMPP_BASE_PORT", e, 1, 65535, P3NUM_BASE0)
+	                     : 21000;
 	for (unsigned b = 1000 + (unsigned)(getpid() % 200) * 64; b + n < 44000; b += 64) {
 		int ok = 1;
 		for (unsigned i = 0; i < n && ok; i++) {
@@ -326,6 +328,8 @@ static unsigned parse_ops(const char *l)
 	return m;
 }
 
+#define SP "p3soak" /* the program named in the messages of a bad number */
+
 static int parse(struct super *s, struct soak_job *j, int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -351,19 +355,19 @@ static int parse(struct super *s, struct soak_job *j, int argc, char **argv)
 	s->quiet = -1;
 	while ((c = getopt_long(argc, argv, "n:d:s:w:r:h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'n': j->nranks = (uint32_t)atoi(optarg); break;
+		case 'n': j->nranks = (uint32_t)p3num_arg_u64(SP, "--ranks", optarg, 2, SOAK_MAX_RANKS, 0); break;
 		case 'N': s->nal = optarg; break;
-		case 'd': s->duration = atof(optarg); break;
-		case 's': j->seed = strtoull(optarg, NULL, 0); break;
-		case 'k': s->kill_every = atof(optarg); break;
-		case 'q': s->quiet = atof(optarg); break;
+		case 'd': s->duration = p3num_arg_dbl(SP, "--duration", optarg, 0.001, 1e7); break;
+		case 's': j->seed = p3num_arg_u64(SP, "--seed", optarg, 0, UINT64_MAX, P3NUM_BASE0); break;
+		case 'k': s->kill_every = p3num_arg_dbl(SP, "--kill-every", optarg, 0, 1e7); break;
+		case 'q': s->quiet = p3num_arg_dbl(SP, "--quiet", optarg, 0, 1e7); break;
 		case 'o': j->ops = parse_ops(optarg); break;
-		case 'm': j->max_size = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'W': j->window = (uint32_t)atoi(optarg); break;
-		case 't': j->op_timeout_ms = (uint32_t)(atof(optarg) * 1000); break;
+		case 'm': j->max_size = (uint32_t)p3num_arg_u64(SP, "--max-size", optarg, 1, 16u << 20, P3NUM_BASE0); break;
+		case 'W': j->window = (uint32_t)p3num_arg_u64(SP, "--window", optarg, 1, 65536, 0); break;
+		case 't': j->op_timeout_ms = (uint32_t)(p3num_arg_dbl(SP, "--op-timeout", optarg, 1, 4e6) * 1000); break;
 		case 'p': s->progress = optarg; break;
 		case 'T': s->netns_tag = optarg; if (j->hosts < 2) j->hosts = 2; break;
-		case 'H': j->hosts = (uint32_t)atoi(optarg); break;
+		case 'H': j->hosts = (uint32_t)p3num_arg_u64(SP, "--hosts", optarg, 1, SOAK_MAX_RANKS, 0); break;
 		case 'c': j->cross_only = 1; break;
 		case 'w': work = optarg; break;
 		case 'r': s->report = optarg; break;

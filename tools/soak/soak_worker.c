@@ -9,6 +9,7 @@
  * drained, then record the NAL counters and finalize.
  */
 #include "soak_worker.h"
+#include "p3num.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -97,14 +98,13 @@ static int init(struct soak_w *w, const char *job_path)
 	int max_if, rc;
 	unsigned rank, nranks;
 	ptl_ni_limits_t lim;
-	const char *e = getenv("P3SOAK_INC");
 
 	w->job = soak_map(job_path, sizeof(*w->job), 0);
 	if (!w->job || w->job->magic != SOAK_JOB_MAGIC) {
 		fprintf(stderr, "p3soak worker: cannot map the job file %s\n", job_path);
 		return -1;
 	}
-	w->inc = e ? (unsigned)atoi(e) : 0;
+	w->inc = (unsigned)p3num_env_u64("p3soak worker", "P3SOAK_INC", 0, 0, UINT32_MAX, 0);
 	if ((rc = PtlInit(&max_if)) != PTL_OK ||
 	    (rc = PtlSetRank(PTL_INVALID_HANDLE, (unsigned)-1, (unsigned)-1)) != PTL_OK ||
 	    (rc = PtlNIInit(PTL_IFACE_AUTO, PTL_PID_ANY, NULL, &lim, &w->ni)) != PTL_OK ||
