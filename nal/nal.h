@@ -172,7 +172,9 @@ struct p3_nal_ops {
 
 	/* Bring the NAL up for one NI.  On success *priv holds the NAL's state
 	 * and *info is filled.  -EADDRINUSE if the requested pid is taken,
-	 * -EINVAL if it is out of range. */
+	 * -EINVAL if it is out of range, -EDOM if one of the NAL's parameters
+	 * (an environment variable) is malformed or out of range: the NAL has
+	 * then logged which one and what it accepts. */
 	int (*init)(struct p3_lib *lib, const struct p3_nal_init_args *args,
 		    struct p3_nal_info *info, void **priv);
 

@@ -138,6 +138,12 @@ static int p3_lib_open(const struct p3_lib_open_args *args, struct p3_lib **libp
 				       rc == -EADDRINUSE ? "already in use" : "out of range",
 				       args->nal->name);
 			rc = PTL_PID_INVALID;
+		} else if (rc == -EDOM) {
+			/* the NAL named the variable and its accepted values */
+			p3_log(0, "PtlNIInit: NAL %s not started: a parameter in the "
+				  "environment is invalid (the message above names it)",
+			       args->nal->name);
+			rc = PTL_FAIL;
 		} else {
 			p3_log(0, "PtlNIInit: NAL %s failed to start: %s", args->nal->name,
 			       strerror(-rc));

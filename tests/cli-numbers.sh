@@ -103,6 +103,19 @@ fi
 expect "P3_SHMEM_MAX_PEERS=abc (PtlNIInit fails)" 1 \
 	'P3_SHMEM_MAX_PEERS: "abc" is not a number (expected 1-65536)' \
 	env P3_SHMEM_MAX_PEERS=abc "$ptlrun" -n 2 --nal shmem --timeout 30 "$ptlbench" -t lat -m 8 -i 10
+# ... and the core says a parameter is invalid, not that a pid is (-EDOM)
+if grep -qF "a parameter in the environment is invalid" "$tmp/err" &&
+	! grep -qF "PTL_PID_ANY resolved" "$tmp/err"; then
+	echo "ok: P3_SHMEM_MAX_PEERS=abc: PtlNIInit names a bad parameter, not a bad pid"
+	pass=$((pass + 1))
+else
+	echo "FAIL: P3_SHMEM_MAX_PEERS=abc: PtlNIInit's own message:"
+	sed 's/^/    /' "$tmp/err" | head -5
+	fail=$((fail + 1))
+fi
+expect "P3_RMPP_BASE_PORT=70000 ptlrun" 2 \
+	'ptlrun: P3_RMPP_BASE_PORT: "70000" is out of range (expected 1-65535)' \
+	env P3_RMPP_BASE_PORT=70000 "$ptlrun" -n 1 --nal udp --timeout 30 "$ptlbench" -t lat -m 8 -i 10
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -438,7 +438,7 @@ static void usage(FILE *f, const char *prog)
 "Usage: mpiexec -n N %s [options]\n"
 "  -s, --size BYTES        total message size per exchange (default 65536)\n"
 "  -l, --min-packet BYTES  minimum packet length (default 64)\n"
-"  -i, --iterations N      timed exchanges per packet size (default 10)\n"
+"  -i, --iterations N      timed exchanges per packet size, 1-1000000000 (default 10)\n"
 "  -p, --protocols LIST    O:P[,O:P...], O:* for a whole order, 'all' (default:\n"
 "                          the 21 protocols, order 0: 0-9, order 1: 0-10),\n"
 "                          'unsafe' adds the order-0 extensions 10 (Send; Recv)\n"
@@ -509,7 +509,13 @@ static int parse_args(int argc, char **argv, struct opts *o, int np)
         switch (c) {
         case 's': o->total = strtol(optarg, &end, 10); if (*end || o->total < 1) return -1; break;
         case 'l': o->minpkt = strtol(optarg, &end, 10); if (*end || o->minpkt < 1) return -1; break;
-        case 'i': o->iters = (int)strtol(optarg, &end, 10); if (*end || o->iters < 1) return -1; break;
+        case 'i': {
+            /* range-check the long before narrowing: 4294967297 must not wrap to 1 */
+            long v = strtol(optarg, &end, 10);
+            if (*end || end == optarg || v < 1 || v > 1000000000L) return -1;
+            o->iters = (int)v;
+            break;
+        }
         case 'p': if (parse_protocols(o, optarg)) return -1; break;
         case 't':
             if (!strcmp(optarg, "swap")) { o->test_swap = 1; o->test_sendrecv = 0; }

@@ -50,7 +50,7 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 	    p3num_u64("P3_RMPP_BASE_PORT", s, 1, 65535, P3NUM_BASE0, &port, msg, sizeof(msg))) {
 		p3_lib_log(lib, 0, "rmpp: %s", msg);
 		free(rn);
-		return -EINVAL;
+		return -EDOM;
 	}
 	rn->rn_base_port = (unsigned)port;
 	s = getenv("P3_RMPP_IFNAME");
@@ -65,7 +65,7 @@ static int rnal_init_common(struct p3_lib *lib, const struct p3_nal_init_args *a
 		if (inet_pton(AF_INET, s, &in) != 1) {
 			p3_lib_log(lib, 0, "rmpp: P3_RMPP_ADDR=%s is not an IPv4 address", s);
 			free(rn);
-			return -EINVAL;
+			return -EDOM;
 		}
 		nid = ntohl(in.s_addr);
 	} else if ((link != RMPP_LINK_UDP || getenv("P3_RMPP_IFNAME")) &&

@@ -64,7 +64,7 @@ static int shm_config_load(struct p3_lib *lib, struct shm_config *cf)
 		if (p3num_u64(pm->pm_env, s, pm->pm_min, pm->pm_max, P3NUM_BASE0, &v, msg,
 		              sizeof(msg))) {
 			p3_lib_log(lib, 0, "shmem: %s (%s)", msg, pm->pm_help);
-			return -EINVAL;
+			return -EDOM;
 		}
 		*field = (uint32_t)v;
 	}
