@@ -45,14 +45,30 @@ trap 'exit 1' INT TERM
 
 # start_holder PORT...: hold them in the background; 0 when all are held
 start_holder() {
+	# the background job truncates the file only when it starts: remove
+	# the last holder's "ok" first, or it is read as this holder's
+	rm -f "$WORK/hold"
 	python3 -c "$HOLD" "$@" >"$WORK/hold" 2>&1 &
 	holder=$!
-	for _i in $(seq 100); do
+	# python's start-up takes seconds on a loaded machine (ASan builds
+	# beside): wait up to 30 s for its verdict, not a fixed 5
+	for _i in $(seq 600); do
 		[ -s "$WORK/hold" ] && break
 		sleep 0.05
 	done
 	grep -q '^ok' "$WORK/hold" && return 0
 	stop_holder
+	return 1
+}
+
+# hold_again PORT...: start_holder, tried 5 times 0.5 s apart: the ports
+# were free a moment ago, but another job's ephemeral bind or the test's
+# own just-closed sockets may hold one briefly
+hold_again() {
+	for _t in 1 2 3 4 5; do
+		start_holder "$@" && return 0
+		sleep 0.5
+	done
 	return 1
 }
 
@@ -80,7 +96,7 @@ run() {
 }
 
 # 1. slot 0 held: both paths pass from either start slot
-if start_holder $(seq $((base + 1000)) $((base + 1007))); then
+if hold_again $(seq $((base + 1000)) $((base + 1007))); then
 	for i in 1 2 3; do
 		if run ni$i check_ni pid_any_assigns; then ok "check_ni with slot 0 held (run $i)"
 		else bad "check_ni with slot 0 held (run $i)"; cat "$WORK/ni$i"; fi
@@ -93,7 +109,7 @@ else
 fi
 
 # 2. both slots held: a failure that names the cause, after the retries
-if start_holder $(seq $((base + 1000)) $((base + 1015))); then
+if hold_again $(seq $((base + 1000)) $((base + 1015))); then
 	if run ni_busy check_ni pid_any_assigns; then
 		bad "check_ni passed with every port held"
 	elif [ "$(grep -c 'held by another process; opening the NI again' "$WORK/ni_busy")" -eq 3 ]; then
