@@ -203,6 +203,11 @@ struct ptl3_domain {
 	ptl_pid_t req_pid;	/* pid to open the NI at (fi_info src_addr), or PTL_PID_ANY */
 	const char *nal_name, *progress_name;
 	int app_progress;	/* call PtlProgress from the provider */
+	/* app progress: the NI's event count (PtlProgressEvents) read before
+	 * the last drain of every queue of the domain; the same count at the
+	 * next progress call means nothing to read (ptl3_ep_progress_locked) */
+	ptl_seq_t ev_drained;
+	int ev_drained_ok;
 	struct ptl3_ep *eps;	/* enabled endpoints (ep->dom_next) */
 	uint64_t ep_used;	/* endpoint indexes taken */
 	uint32_t max_eps;	/* endpoints the NI's portal table holds */

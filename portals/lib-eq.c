@@ -41,6 +41,11 @@ void p3_eq_write_locked(struct p3_lib *lib, struct p3_eq *eq, struct p3_md *md,
 		if (!lib->lib_thread_mode)
 			d->df_nal_wake = 1; /* a waiter may be blocked in progress() */
 	}
+	/* after the event (PtlProgressEvents: a reader that sees the count
+	 * finds the event); writers are serialised by lib_lock: no RMW */
+	atomic_store_explicit(&lib->lib_ev_count,
+			      atomic_load_explicit(&lib->lib_ev_count, memory_order_relaxed) + 1,
+			      memory_order_release);
 	if (eq->eq_handler && d->df_nev < P3_DEFER_MAX) {
 		d->df_ev[d->df_nev].h = eq->eq_handler;
 		memcpy(&d->df_ev[d->df_nev].ev, ev, sizeof(*ev));

@@ -289,6 +289,59 @@ START_TEST(eq_fill_after_rewind)
 }
 END_TEST
 
+/* PtlProgressEvents: the NI's event count moves by the events posted to
+ * its EQs, and only by them (a put from an MD without an EQ into an ME
+ * without one posts none); bad arguments are refused.  With LIB in the
+ * NIC (myrinet offload) it moves on every call instead. */
+static void progress_events_expect(ptl_handle_ni_t ni, int offload, ptl_seq_t prev, ptl_seq_t moved,
+                                   ptl_seq_t *now)
+{
+	H_OK(PtlProgressEvents(ni, 0, now));
+	if (offload)
+		H_NE(*now, prev);
+	else
+		H_EQ((ptl_seq_t)(*now - prev), moved);
+}
+
+START_TEST(eq_progress_events)
+{
+	struct eqenv e;
+	ptl_handle_eq_t eq;
+	ptl_event_t ev;
+	ptl_seq_t n0, n1;
+	ptl_sr_value_t r0;
+	ptl_handle_md_t quiet;
+	const char *nal, *mode;
+
+	eqenv_open(&e, _i, PTL_EQ_NONE);
+	H_OK(PtlNIDescribe(e.c.ni, &nal, &mode));
+	int off = strcmp(mode, "offload") == 0;
+	H_OK(PtlEQAlloc(e.c.ni, 8, PTL_EQ_HANDLER_NONE, &eq));
+	eqenv_bind(&e, eq);
+	H_OK(PtlProgressEvents(e.c.ni, 0, &n0));
+	progress_events_expect(e.c.ni, off, n0, 0, &n1); /* nothing happened */
+	n0 = n1;
+	r0 = h_sr(&e.c, PTL_SR_RECV_COUNT);
+	eqenv_put(&e, 1); /* SEND_START, SEND_END */
+	eqenv_settle(&e, r0 + 1);
+	progress_events_expect(e.c.ni, off, n0, 2, &n1);
+	h_expect(eq, PTL_EVENT_SEND_START, &ev);
+	h_expect(eq, PTL_EVENT_SEND_END, &ev);
+	progress_events_expect(e.c.ni, off, n1, 0, &n0); /* reading events posts none */
+	quiet = h_bind(&e.c, h_md(e.buf, 8, PTL_MD_THRESH_INF, 0, PTL_EQ_NONE), PTL_RETAIN);
+	H_OK(PtlPut(quiet, PTL_NO_ACK_REQ, e.c.me, H_PT, 0, 1, 0, 2));
+	eqenv_settle(&e, r0 + 2);
+	progress_events_expect(e.c.ni, off, n0, 0, &n1);
+	H_RC(PtlProgressEvents(e.c.ni, 0, NULL), PTL_SEGV);
+	H_RC(PtlProgressEvents(PTL_INVALID_HANDLE, 0, &n1), PTL_NI_INVALID);
+	H_OK(PtlMDUnlink(quiet));
+	H_OK(PtlMDUnlink(e.src));
+	e.src = PTL_INVALID_HANDLE;
+	H_OK(PtlEQFree(eq));
+	eqenv_close(&e);
+}
+END_TEST
+
 /* The ring alone (eq_ring.h), its writer and reader in this thread: an
  * event into an empty ring goes to slot 0; a ring with unread events is
  * never moved; full after a rewind, nothing lost; lapped, the oldest
@@ -635,6 +688,7 @@ static Suite *suite(void)
 	H_ADD(tc, eq_rounds_power_of_two);
 	H_ADD(tc, eq_sequence_wrap);
 	H_ADD(tc, eq_fill_after_rewind);
+	H_ADD(tc, eq_progress_events);
 	tcase_add_test(tc, eq_ring_rewinds_when_empty);
 	H_ADD(tc, eq_wait_blocks);
 	H_ADD(tc, eq_poll_timeout);
