@@ -399,6 +399,13 @@ const char *PtlEventKindStr(ptl_event_kind_t kind);
 /** Drive the NI's NAL for up to `timeout` ms (0 = one pass) without a
  *  progress thread.  @return PTL_OK, PTL_NI_INVALID. */
 int PtlProgress(ptl_handle_ni_t ni, ptl_time_t timeout);
+/** PtlProgress, then `*events` = the NI's event count: the number of events
+ *  posted to its EQs so far, modulo 2^32.  A caller that drains every EQ of
+ *  the NI after reading it knows, when the next call returns the same
+ *  value, that nothing was posted meanwhile (an MPI port's idle poll skips
+ *  its EQ reads).  Where LIB runs outside the process (myrinet offload) the
+ *  value changes on every call.  @return as PtlProgress, PTL_SEGV. */
+int PtlProgressEvents(ptl_handle_ni_t ni, ptl_time_t timeout, ptl_seq_t *events);
 /** PtlEQGet without driving the NAL when the queue is empty: only events
  *  already posted.  For callers that run PtlProgress themselves and then
  *  drain several EQs (an MPI port): PtlEQGet would make one more NAL pass

@@ -203,6 +203,11 @@ struct ptl3_domain {
 	ptl_pid_t req_pid;	/* pid to open the NI at (fi_info src_addr), or PTL_PID_ANY */
 	const char *nal_name, *progress_name;
 	int app_progress;	/* call PtlProgress from the provider */
+	/* app progress: the NI's event count (PtlProgressEvents) read before
+	 * the last drain of every queue of the domain; the same count at the
+	 * next progress call means nothing to read (ptl3_ep_progress_locked) */
+	ptl_seq_t ev_drained;
+	int ev_drained_ok;
 	struct ptl3_ep *eps;	/* enabled endpoints (ep->dom_next) */
 	uint64_t ep_used;	/* endpoint indexes taken */
 	uint32_t max_eps;	/* endpoints the NI's portal table holds */
@@ -703,7 +708,8 @@ static inline void ptl3_copy(void *dst, const void *src, size_t n)
 	}
 }
 
-/* ---- data movement (ptl3_msg.c, ptl3_tagged.c, ptl3_rma.c) */
+/* ---- data movement (ptl3_send.c, ptl3_recv.c, ptl3_rxq.c, ptl3_tagged.c,
+ * ptl3_untagged.c, ptl3_rma.c) */
 extern struct fi_ops_msg ptl3_msg_ops;
 extern struct fi_ops_tagged ptl3_tagged_ops;
 extern struct fi_ops_rma ptl3_rma_ops;
@@ -732,6 +738,19 @@ int ptl3_rxq_setup_locked(struct ptl3_ep *ep, struct ptl3_rxq *q);
 void ptl3_rxq_teardown_locked(struct ptl3_ep *ep, struct ptl3_rxq *q);
 void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64_t uptr);
 void ptl3_rxq_drain_ueq_locked(struct ptl3_ep *ep);
+/* an unexpected buffer unlinked and no longer referenced: attach it again
+ * (ptl3_rxq.c) */
+void ptl3_ebuf_repost_locked(struct ptl3_ep *ep, struct ptl3_ebuf *b);
+/* one reference to unexpected buffer b dropped (a message in it consumed) */
+static inline void ptl3_ebuf_release_locked(struct ptl3_ep *ep, struct ptl3_ebuf *b)
+{
+	b->refs--;
+	if (!b->linked && b->refs == 0 && !ep->closing)
+		ptl3_ebuf_repost_locked(ep, b);
+}
+/* deliver unexpected message x to receive op (copied out of its buffer,
+ * or pulled); may free op, the caller frees x (ptl3_recv.c) */
+int ptl3_ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struct ptl3_ux *x);
 ssize_t ptl3_ep_cancel_locked(struct ptl3_ep *ep, void *context);
 
 /* ---- receives whose queued post was refused (ptl3_repost.c) */
@@ -746,7 +765,7 @@ void ptl3_repost_settle_locked(struct ptl3_ep *ep);
 int ptl3_repost_waiting(const struct ptl3_ep *ep);
 void ptl3_repost_print(const struct ptl3_ep *ep);
 void ptl3_repost_free(struct ptl3_ep *ep);
-/* post receive op again as a new one is (ptl3_msg.c); < 0: failed, op freed */
+/* post receive op again as a new one is (ptl3_recv.c); < 0: failed, op freed */
 ssize_t ptl3_recv_repost_locked(struct ptl3_ep *ep, struct ptl3_op *op);
 /* ---- receives matched by the provider (ptl3_soft.c) */
 /* whether a receive of buflen bytes on q joins the soft list */

@@ -17,6 +17,15 @@ static inline size_t cq_slot(const struct ptl3_cq *cq, size_t i)
 	return i & (cq->cap - 1);
 }
 
+/* the head entry taken: an empty ring starts again at slot 0, so that a
+ * ping-pong pushes and reads the same cache lines (1024 entries of 72
+ * bytes are twice the L1) */
+static inline void cq_pop_locked(struct ptl3_cq *cq)
+{
+	cq->count--;
+	cq->head = cq->count ? cq_slot(cq, cq->head + 1) : 0;
+}
+
 int ptl3_cq_grow_locked(struct ptl3_cq *cq)
 {
 	size_t ncap = cq->cap ? cq->cap * 2 : 1024;
@@ -96,8 +105,7 @@ static __attribute__((noinline)) ssize_t cq_take_locked(struct ptl3_cq *cq, void
 		if (e->err)
 			break;
 		copy_out(cq->format, (char *)buf + n * es, &e->e);
-		cq->head = cq_slot(cq, cq->head + 1);
-		cq->count--;
+		cq_pop_locked(cq);
 		n++;
 	}
 	if (n)
@@ -193,8 +201,7 @@ static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf, uint6
 		buf->err_data = user_err_data;
 		buf->err_data_size = 0;
 		(void)user_err_size;
-		cq->head = cq_slot(cq, cq->head + 1);
-		cq->count--;
+		cq_pop_locked(cq);
 		r = 1;
 	}
 	ptl3_unlock(cq->dom);

@@ -6,7 +6,7 @@
  * unexpected EQ being empty) was ~520 of the ~860 instructions of MPICH's
  * 1-byte fi_trecv over shmem, and the ME and MD it created were unlinked
  * again by the arrival.  A small message that matches no ME lands whole in
- * an unexpected buffer anyway (ptl3_msg.c); its PUT_END on the unexpected
+ * an unexpected buffer anyway (ptl3_rxq.c); its PUT_END on the unexpected
  * EQ is as cheap as the posted buffer's.  So a small receive that finds no
  * unexpected message joins the queue's soft list (no Portals call), and each
  * unexpected PUT_END is first matched against that list, oldest first:
@@ -21,7 +21,7 @@
  * receive larger than FI_PTL3_SOFT_RECV_MAX (a second copy would cost more
  * than the ME, and a message above the eager limit would have to be pulled)
  * first moves the soft list into Portals, oldest first, each by the same
- * conditional PtlMEMDPost (ptl3_msg.c, soft_flush_locked); should that fail,
+ * conditional PtlMEMDPost (ptl3_recv.c, soft_flush_locked); should that fail,
  * the large receive stays soft too (still in order, only slower).
  *
  * Off for the myrinet NAL (FI_PTL3_SOFT_RECV): its offload mode exists to

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* ptl3_tagged.c - FI_TAGGED: thin wrappers over the engine in ptl3_msg.c
- * (PT_TAG; FI_PEEK/FI_CLAIM/FI_DISCARD; remote CQ data in hdr_data). */
+/* ptl3_tagged.c - FI_TAGGED: thin wrappers over the engine in ptl3_send.c
+ * and ptl3_recv.c (PT_TAG; FI_PEEK/FI_CLAIM/FI_DISCARD; remote CQ data in
+ * hdr_data). */
 #include "config.h"
 
 #include "ptl3.h"

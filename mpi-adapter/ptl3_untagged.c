@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* ptl3_untagged.c - FI_MSG: thin wrappers over the engine in ptl3_msg.c
+/* ptl3_untagged.c - FI_MSG: thin wrappers over the engine in ptl3_send.c and ptl3_recv.c
  * (PT_MSG; FI_MULTI_RECV through fi_recvmsg; remote CQ data in hdr_data). */
 #include "config.h"
 

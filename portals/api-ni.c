@@ -48,6 +48,7 @@ void p3_api_ni_close(struct p3_api_ni *ni)
 	ni->ni_nal = NULL;
 	ni->ni_pass = NULL;
 	ni->ni_pass_priv = NULL;
+	ni->ni_ev_count = NULL;
 	ni->ni_refs = 0;
 }
 
@@ -205,8 +206,11 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
 	ni->ni_nal = ops;
 	ni->ni_pass = NULL;
 	ni->ni_pass_priv = NULL;
-	if (ni->ni_if == &p3_lib_local_iface)
+	ni->ni_ev_count = NULL;
+	if (ni->ni_if == &p3_lib_local_iface) {
 		p3_lib_local_pass(ni->ni_lib, &ni->ni_pass, &ni->ni_pass_priv);
+		ni->ni_ev_count = p3_lib_local_ev_count(ni->ni_lib);
+	}
 	ni->ni_thread = ni->ni_if->progress_thread(ni->ni_lib);
 	struct ptl_oversub os;
 	ni->ni_oversub = ptl_oversub_detect(&os);
@@ -376,6 +380,33 @@ int PtlProgress(ptl_handle_ni_t h, ptl_time_t timeout)
 		return PTL_OK; /* what p3_lib_progress returns */
 	}
 	return ni->ni_if->progress(ni->ni_lib, ms);
+}
+
+/* PtlProgress, then the NI's event count (portals3.h), read after the
+ * pass (acquire: the events it counts are published); where LIB runs
+ * elsewhere, a number that moves on every call (the caller drains). */
+int PtlProgressEvents(ptl_handle_ni_t h, ptl_time_t timeout, ptl_seq_t *events)
+{
+	struct p3_api_ni *ni;
+
+	if (P3_UNLIKELY(!events))
+		return PTL_SEGV;
+	if (P3_UNLIKELY(!p3_api_up()))
+		return PTL_NO_INIT;
+	if (P3_UNLIKELY(!(ni = p3_api_ni_get(h))))
+		return PTL_NI_INVALID;
+	const _Atomic uint32_t *count = ni->ni_ev_count;
+	int ms = timeout == PTL_TIME_FOREVER ? -1 : timeout > INT_MAX ? INT_MAX : (int)timeout;
+	if (P3_LIKELY(count != NULL)) { /* the in-process LIB: ni_pass is set */
+		ni->ni_pass(ni->ni_pass_priv, ms);
+		*events = atomic_load_explicit(count, memory_order_acquire);
+		return PTL_OK;
+	}
+	int rc = ni->ni_if->progress(ni->ni_lib, ms);
+	if (rc != PTL_OK)
+		return rc;
+	*events = __atomic_add_fetch(&ni->ni_ev_calls, 1, __ATOMIC_RELAXED);
+	return PTL_OK;
 }
 
 /* DECISION (portals3.h): 1 if equal, 0 if not; works before PtlInit. */

@@ -35,6 +35,10 @@ struct p3_api_ni {
 	 * ni_if->progress (p3_lib_local_pass); NULL: through ni_if */
 	int (*ni_pass)(void *priv, int timeout_ms);
 	void *ni_pass_priv;
+	/* the in-process LIB's event count (PtlProgressEvents); NULL: LIB is
+	 * elsewhere, and ni_ev_calls stands in for it (moves on every call) */
+	const _Atomic uint32_t *ni_ev_count;
+	uint32_t ni_ev_calls;
 	const struct p3_nal_ops *ni_nal;
 	struct p3_lib_open_result ni_info;
 	int ni_thread; /* progress thread: API calls do not drive the NAL */

@@ -14,7 +14,12 @@ void p3_eq_write_locked(struct p3_lib *lib, struct p3_eq *eq, struct p3_md *md,
 	int alone;
 
 	P3_ASSERT_LOCKED(lib);
-	ev = p3_eq_ring_write_begin(eq->eq_ring, eq->eq_mask, &seq);
+	/* Every reader is this thread when the ring is in our heap (not an
+	 * offloading NIC's arena) and the process has one thread: no fence,
+	 * and an event into an empty ring goes to slot 0 (eq_ring.h). */
+	alone = lib->lib_ring_alloc == p3_ring_alloc_heap && P3_SINGLE_THREADED();
+	ev = alone ? p3_eq_ring_write_begin_alone(eq->eq_ring, eq->eq_mask, &seq)
+		   : p3_eq_ring_write_begin(eq->eq_ring, eq->eq_mask, &seq);
 	ev->type = kind;
 	ev->initiator = ei->ei_initiator;
 	ev->uid = ei->ei_uid;
@@ -29,10 +34,6 @@ void p3_eq_write_locked(struct p3_lib *lib, struct p3_eq *eq, struct p3_md *md,
 	ev->hdr_data = ei->ei_hdr_data;
 	ev->link = ei->ei_link;
 	ev->ni_fail_type = fail;
-	/* Every reader is this thread when the ring is in our heap (not an
-	 * offloading NIC's arena) and the process has one thread: no fence
-	 * (eq_ring.h). */
-	alone = lib->lib_ring_alloc == p3_ring_alloc_heap && P3_SINGLE_THREADED();
 	if (alone ? p3_eq_ring_write_end_alone(eq->eq_ring, ev, seq)
 		  : p3_eq_ring_write_end(eq->eq_ring, ev, seq)) {
 		if (d->df_nfutex < P3_DEFER_MAX)
@@ -40,6 +41,11 @@ void p3_eq_write_locked(struct p3_lib *lib, struct p3_eq *eq, struct p3_md *md,
 		if (!lib->lib_thread_mode)
 			d->df_nal_wake = 1; /* a waiter may be blocked in progress() */
 	}
+	/* after the event (PtlProgressEvents: a reader that sees the count
+	 * finds the event); writers are serialised by lib_lock: no RMW */
+	atomic_store_explicit(&lib->lib_ev_count,
+			      atomic_load_explicit(&lib->lib_ev_count, memory_order_relaxed) + 1,
+			      memory_order_release);
 	if (eq->eq_handler && d->df_nev < P3_DEFER_MAX) {
 		d->df_ev[d->df_nev].h = eq->eq_handler;
 		memcpy(&d->df_ev[d->df_nev].ev, ev, sizeof(*ev));

@@ -325,6 +325,11 @@ void p3_lib_local_pass(struct p3_lib *lib, int (**pass)(void *priv, int timeout_
 	*priv = lib->lib_nal_priv;
 }
 
+const _Atomic uint32_t *p3_lib_local_ev_count(const struct p3_lib *lib)
+{
+	return &lib->lib_ev_count;
+}
+
 static int p3_lib_progress_thread(struct p3_lib *lib)
 {
 	return lib->lib_thread_mode;

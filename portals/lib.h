@@ -286,6 +286,9 @@ struct p3_lib {
 	uint64_t lib_sr[PTL_SR_LAST_STD];
 	uint64_t lib_eq_dropped_gone; /* EQ_DROPPED of freed EQs */
 	_Atomic int lib_eq_handlers;  /* live EQs with a handler (p3_lib_runs_handlers) */
+	/* events posted to any EQ of the NI, mod 2^32 (PtlProgressEvents):
+	 * stored (release) after the event is published, under lib_lock */
+	_Atomic uint32_t lib_ev_count;
 };
 
 /* lib-ni.c */

@@ -136,6 +136,9 @@ extern const struct p3_lib_iface p3_lib_local_iface;
  * every poll and every data-movement call in app mode). */
 void p3_lib_local_pass(struct p3_lib *lib, int (**pass)(void *priv, int timeout_ms),
 		       void **priv);
+/* For p3_lib_local_iface only: the count of events LIB posted to the NI's
+ * EQs (PtlProgressEvents reads it without a call through the table). */
+const _Atomic uint32_t *p3_lib_local_ev_count(const struct p3_lib *lib);
 
 /* PTL_PROGRESS=offload: LIB in the emulated NIC, every call forwarded over
  * its command queue (nal/myrinet/host_offload.c); NULL-weak when the

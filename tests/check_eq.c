@@ -4,6 +4,8 @@
  * itself (2 per put: SEND_START, SEND_END), over lo and shmem. */
 #include "harness.h"
 
+#include "../portals/eq_ring.h" /* the ring itself: eq_ring_rewinds_when_empty */
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +221,194 @@ START_TEST(eq_sequence_wrap)
 	e.src = PTL_INVALID_HANDLE;
 	H_OK(PtlEQFree(eq));
 	eqenv_close(&e);
+}
+END_TEST
+
+/* A ring emptied by its reader and then filled to its last slot: every
+ * event read, none DROPPED, sequences consecutive; one event more than the
+ * ring holds is DROPPED.  Where the process has one thread the writer
+ * starts again at slot 0 once the ring is empty (eq_ring.h): this fills it
+ * from there, across the end of the slot array and the rewind. */
+START_TEST(eq_fill_after_rewind)
+{
+	struct eqenv e;
+	ptl_handle_eq_t eq;
+	ptl_event_t ev;
+	ptl_seq_t prev;
+	ptl_sr_value_t r0;
+
+	eqenv_open(&e, _i, PTL_EQ_NONE);
+	H_OK(PtlEQAlloc(e.c.ni, 8, PTL_EQ_HANDLER_NONE, &eq));
+	eqenv_bind(&e, eq);
+	for (int round = 0; round < 3; round++) {
+		/* one put (2 events), read: the ring is empty, its slots used 0-1 */
+		eqenv_put(&e, 100);
+		h_expect(eq, PTL_EVENT_SEND_START, &ev);
+		h_expect(eq, PTL_EVENT_SEND_END, &ev);
+		prev = ev.sequence;
+		H_RC(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
+		/* 4 puts, 8 events: exactly full, nothing lost */
+		r0 = h_sr(&e.c, PTL_SR_RECV_COUNT);
+		for (int i = 0; i < 4; i++)
+			eqenv_put(&e, (ptl_hdr_data_t)i);
+		eqenv_settle(&e, r0 + 4);
+		for (int i = 0; i < 8; i++) {
+			H_RC(PtlEQGetNoProgress(eq, &ev), PTL_OK);
+			H_EVKIND(ev, i % 2 ? PTL_EVENT_SEND_END : PTL_EVENT_SEND_START);
+			H_EQ(ev.hdr_data, i / 2);
+			H_EQ((ptl_seq_t)(ev.sequence - prev), 1);
+			prev = ev.sequence;
+		}
+		H_RC(PtlEQGetNoProgress(eq, &ev), PTL_EQ_EMPTY);
+		H_EQ(h_sr(&e.c, PTL_SR_EQ_DROPPED), 0);
+	}
+	/* half read, then more than fits: the oldest are DROPPED, the newest kept */
+	r0 = h_sr(&e.c, PTL_SR_RECV_COUNT);
+	eqenv_put(&e, 7);
+	eqenv_settle(&e, r0 + 1);
+	h_expect(eq, PTL_EVENT_SEND_START, &ev);
+	for (int i = 0; i < 5; i++) /* 1 + 10 events unread, 8 slots */
+		eqenv_put(&e, (ptl_hdr_data_t)(10 + i));
+	eqenv_settle(&e, r0 + 6);
+	H_RC(PtlEQGetNoProgress(eq, &ev), PTL_EQ_DROPPED);
+	prev = ev.sequence;
+	int n = 1;
+	while (PtlEQGetNoProgress(eq, &ev) == PTL_OK) {
+		H_EQ((ptl_seq_t)(ev.sequence - prev), 1);
+		prev = ev.sequence;
+		n++;
+	}
+	H_EQ(n, 8);
+	H_EVKIND(ev, PTL_EVENT_SEND_END);
+	H_EQ(ev.hdr_data, 14);
+	H_EQ(h_sr(&e.c, PTL_SR_EQ_DROPPED), 3);
+	H_OK(PtlMDUnlink(e.src));
+	e.src = PTL_INVALID_HANDLE;
+	H_OK(PtlEQFree(eq));
+	eqenv_close(&e);
+}
+END_TEST
+
+/* PtlProgressEvents: the NI's event count moves by the events posted to
+ * its EQs, and only by them (a put from an MD without an EQ into an ME
+ * without one posts none); bad arguments are refused.  With LIB in the
+ * NIC (myrinet offload) it moves on every call instead. */
+static void progress_events_expect(ptl_handle_ni_t ni, int offload, ptl_seq_t prev, ptl_seq_t moved,
+                                   ptl_seq_t *now)
+{
+	H_OK(PtlProgressEvents(ni, 0, now));
+	if (offload)
+		H_NE(*now, prev);
+	else
+		H_EQ((ptl_seq_t)(*now - prev), moved);
+}
+
+START_TEST(eq_progress_events)
+{
+	struct eqenv e;
+	ptl_handle_eq_t eq;
+	ptl_event_t ev;
+	ptl_seq_t n0, n1;
+	ptl_sr_value_t r0;
+	ptl_handle_md_t quiet;
+	const char *nal, *mode;
+
+	eqenv_open(&e, _i, PTL_EQ_NONE);
+	H_OK(PtlNIDescribe(e.c.ni, &nal, &mode));
+	int off = strcmp(mode, "offload") == 0;
+	H_OK(PtlEQAlloc(e.c.ni, 8, PTL_EQ_HANDLER_NONE, &eq));
+	eqenv_bind(&e, eq);
+	H_OK(PtlProgressEvents(e.c.ni, 0, &n0));
+	progress_events_expect(e.c.ni, off, n0, 0, &n1); /* nothing happened */
+	n0 = n1;
+	r0 = h_sr(&e.c, PTL_SR_RECV_COUNT);
+	eqenv_put(&e, 1); /* SEND_START, SEND_END */
+	eqenv_settle(&e, r0 + 1);
+	progress_events_expect(e.c.ni, off, n0, 2, &n1);
+	h_expect(eq, PTL_EVENT_SEND_START, &ev);
+	h_expect(eq, PTL_EVENT_SEND_END, &ev);
+	progress_events_expect(e.c.ni, off, n1, 0, &n0); /* reading events posts none */
+	quiet = h_bind(&e.c, h_md(e.buf, 8, PTL_MD_THRESH_INF, 0, PTL_EQ_NONE), PTL_RETAIN);
+	H_OK(PtlPut(quiet, PTL_NO_ACK_REQ, e.c.me, H_PT, 0, 1, 0, 2));
+	eqenv_settle(&e, r0 + 2);
+	progress_events_expect(e.c.ni, off, n0, 0, &n1);
+	H_RC(PtlProgressEvents(e.c.ni, 0, NULL), PTL_SEGV);
+	H_RC(PtlProgressEvents(PTL_INVALID_HANDLE, 0, &n1), PTL_NI_INVALID);
+	H_OK(PtlMDUnlink(quiet));
+	H_OK(PtlMDUnlink(e.src));
+	e.src = PTL_INVALID_HANDLE;
+	H_OK(PtlEQFree(eq));
+	eqenv_close(&e);
+}
+END_TEST
+
+/* The ring alone (eq_ring.h), its writer and reader in this thread: an
+ * event into an empty ring goes to slot 0; a ring with unread events is
+ * never moved; full after a rewind, nothing lost; lapped, the oldest
+ * surviving event comes with PTL_EQ_DROPPED; a writer that does not
+ * rewind (another process's LIB) keeps the base it finds. */
+static void ring_put(struct p3_eq_ring *r, int alone, ptl_hdr_data_t tag, int want_slot)
+{
+	uint32_t seq;
+	ptl_event_t *ev = alone ? p3_eq_ring_write_begin_alone(r, r->eqr_count - 1, &seq)
+	                        : p3_eq_ring_write_begin(r, r->eqr_count - 1, &seq);
+	if (want_slot >= 0)
+		H_EQ(ev - r->eqr_slots, want_slot);
+	ev->hdr_data = tag;
+	ev->type = PTL_EVENT_PUT_END;
+	if (alone)
+		p3_eq_ring_write_end_alone(r, ev, seq);
+	else
+		p3_eq_ring_write_end(r, ev, seq);
+}
+
+static void ring_get(struct p3_eq_ring *r, int rc, ptl_hdr_data_t tag)
+{
+	ptl_event_t ev;
+	H_RC(p3_eq_ring_read_as(r, &ev, 1), rc);
+	H_EQ(ev.hdr_data, tag);
+	H_EQ(ev.sequence, atomic_load(&r->eqr_read_seq) - 1);
+}
+
+START_TEST(eq_ring_rewinds_when_empty)
+{
+	struct p3_eq_ring *r = aligned_alloc(64, p3_eq_ring_bytes(4));
+	ptl_event_t ev;
+
+	H_TRUE(r != NULL);
+	p3_eq_ring_init(r, 4, 1);
+	ring_put(r, 1, 1, 0);
+	ring_put(r, 1, 2, 1);
+	ring_put(r, 1, 3, 2);
+	ring_get(r, PTL_OK, 1);
+	ring_put(r, 1, 4, 3); /* not empty: no move */
+	ring_put(r, 1, 5, 0); /* the array's end: wraps */
+	for (int t = 2; t <= 5; t++)
+		ring_get(r, PTL_OK, t);
+	H_RC(p3_eq_ring_read_as(r, &ev, 1), PTL_EQ_EMPTY);
+	for (int t = 6; t <= 9; t++) /* empty: from slot 0, then full */
+		ring_put(r, 1, t, t - 6);
+	for (int t = 6; t <= 9; t++)
+		ring_get(r, PTL_OK, t);
+	ring_put(r, 1, 10, 0);
+	ring_get(r, PTL_OK, 10);
+	for (int t = 11; t <= 16; t++) /* 6 into 4 slots: 11 and 12 lost */
+		ring_put(r, 1, t, -1);
+	ring_get(r, PTL_EQ_DROPPED, 13);
+	H_EQ(atomic_load(&r->eqr_dropped), 2);
+	for (int t = 14; t <= 16; t++)
+		ring_get(r, PTL_OK, t);
+	/* a writer that never rewinds continues from the base it finds */
+	ring_put(r, 0, 17, 2);
+	ring_put(r, 0, 18, 3);
+	ring_get(r, PTL_OK, 17);
+	ring_get(r, PTL_OK, 18);
+	/* one event at a time: always slot 0 */
+	for (uint32_t i = 0; i < 3 * 4 + 1; i++) {
+		ring_put(r, 1, 100 + i, 0);
+		ring_get(r, PTL_OK, 100 + i);
+	}
+	free(r);
 }
 END_TEST
 
@@ -497,6 +687,9 @@ static Suite *suite(void)
 	H_ADD(tc, eq_overflow_dropped);
 	H_ADD(tc, eq_rounds_power_of_two);
 	H_ADD(tc, eq_sequence_wrap);
+	H_ADD(tc, eq_fill_after_rewind);
+	H_ADD(tc, eq_progress_events);
+	tcase_add_test(tc, eq_ring_rewinds_when_empty);
 	H_ADD(tc, eq_wait_blocks);
 	H_ADD(tc, eq_poll_timeout);
 	H_ADD(tc, eq_oversub_waits);

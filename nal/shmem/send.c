@@ -727,8 +727,7 @@ int shm_send_now(void *priv, const struct p3_hdr *hdr, const struct iovec *iov, 
 			sm->sm_mbits = hdr->match_bits;
 			sm->sm_hdr_data = hdr->hdr_data;
 			sm->sm_roff = hdr->remote_offset;
-			if (len) /* a 0-byte put: no call */
-				shm_iov_copy_out(sm->sm_data, iov, niov, offset, len);
+			shm_small_copy_out(sm->sm_data, iov, niov, offset, len);
 		} else {
 			shm_msg_rec_fill(rec, SHM_REC_EAGER, hdr);
 			shm_iov_copy_out((uint8_t *)rec + SHM_MSG_HDR_LEN, iov, niov, offset, len);

@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -635,5 +636,33 @@ void shm_iov_copy_in(const struct iovec *iov, size_t niov, uint64_t offset, cons
                      uint64_t len);
 void shm_iov_copy_out(void *dst, const struct iovec *iov, size_t niov, uint64_t offset,
                       uint64_t len);
+/* The payload of a SMALL record (len <= SHM_SMALL_MAX, 8): from one iovec
+ * inline, as two overlapping loads and stores; the call to
+ * shm_iov_copy_out and libc's memcpy for a 1-byte put was ~30 instructions
+ * on the send's way into the ring.  Anything else: shm_iov_copy_out.
+ * (a 0-byte put has no iovec: nothing to do, no call) */
+static inline void shm_small_copy_out(uint8_t *dst, const struct iovec *iov, size_t niov,
+                                      uint64_t offset, uint64_t len)
+{
+	if (len == 0) /* a 0-byte put (no iovec) */
+		return;
+	if (niov != 1 || len > 8 || offset + len > iov[0].iov_len) {
+		shm_iov_copy_out(dst, iov, niov, offset, len);
+		return;
+	}
+	const uint8_t *s = (const uint8_t *)iov[0].iov_base + offset;
+	if (len >= 4) {
+		uint32_t a, z;
+		memcpy(&a, s, 4);
+		memcpy(&z, s + len - 4, 4);
+		memcpy(dst, &a, 4);
+		memcpy(dst + len - 4, &z, 4);
+	} else {
+		uint8_t a = s[0], m = s[len >> 1], z = s[len - 1];
+		dst[0] = a;
+		dst[len >> 1] = m;
+		dst[len - 1] = z;
+	}
+}
 
 #endif /* P3_SHMEM_H */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* ptl3_msg.c - the send/receive engine shared by FI_MSG (ptl3_untagged.c)
- * and FI_TAGGED (ptl3_tagged.c), and FI_MULTI_RECV: receive queues (posted
- * MEs | marker | unexpected buffers | overflow ME), the unexpected list,
- * race-free posting with PtlMEMDPost, soft receives' arrival and their
- * move into Portals (ptl3_soft.c). */
+/* ptl3_recv.c - posting receives for FI_MSG (ptl3_untagged.c) and
+ * FI_TAGGED (ptl3_tagged.c), FI_MULTI_RECV and FI_PEEK/FI_CLAIM: the
+ * unexpected list first, then the soft list (ptl3_soft.c) or a race-free
+ * PtlMEMDPost; unexpected messages delivered (copied, or pulled from the
+ * sender's PT_RDV).  The queues and arrivals: ptl3_rxq.c. */
 #include "config.h"
 
 #include <sched.h>
@@ -12,214 +12,7 @@
 
 #include "ptl3.h"
 
-char ptl3_zero_byte;
-
 static const ptl_process_id_t any_id = {PTL_NID_ANY, PTL_PID_ANY};
-
-/* ---- unexpected buffers */
-static int ebuf_post_locked(struct ptl3_ep *ep, struct ptl3_rxq *q, struct ptl3_ebuf *b)
-{
-	ptl_md_t md;
-	int rc = PtlMEInsert(q->ovf_me, any_id, 0, ~PTL3_LONG_BIT, PTL_UNLINK, PTL_INS_BEFORE, &b->me);
-	if (rc != PTL_OK) {
-		PTL3_WARN(FI_LOG_EP_CTRL, "PtlMEInsert (unexpected buffer): %s\n", PtlErrorStr(rc));
-		return -FI_EIO;
-	}
-	memset(&md, 0, sizeof(md));
-	md.start = b->mem;
-	md.length = b->size;
-	md.threshold = PTL_MD_THRESH_INF;
-	md.max_size = ptl3_params.eager ? ptl3_params.eager : 1;
-	md.options = PTL_MD_OP_PUT | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE;
-	md.user_ptr = PTL3_UP_MAKE(PTL3_UP_EBUF, q->qid, b->index);
-	md.eq_handle = ep->ueq;
-	rc = PtlMDAttach(b->me, md, PTL_UNLINK, &b->md);
-	if (rc != PTL_OK) {
-		PtlMEUnlink(b->me);
-		PTL3_WARN(FI_LOG_EP_CTRL, "PtlMDAttach (unexpected buffer): %s\n", PtlErrorStr(rc));
-		return -FI_EIO;
-	}
-	b->linked = 1;
-	return 0;
-}
-
-static void ebuf_release_locked(struct ptl3_ep *ep, struct ptl3_ebuf *b)
-{
-	b->refs--;
-	if (!b->linked && b->refs == 0 && !ep->closing) {
-		ep->st.ebuf_reposts++;
-		if (ebuf_post_locked(ep, &ep->q[b->qid], b))
-			fprintf(stderr, "ptl3: could not re-post an unexpected buffer\n");
-	}
-}
-
-int ptl3_rxq_setup_locked(struct ptl3_ep *ep, struct ptl3_rxq *q)
-{
-	ptl_handle_ni_t ni = ep->dom->ni;
-	ptl_md_t md;
-	int rc = PtlMEAttach(ni, q->pt, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &q->marker);
-	if (rc != PTL_OK) {
-		PTL3_WARN(FI_LOG_EP_CTRL, "PtlMEAttach(marker, pt %u): %s\n", q->pt, PtlErrorStr(rc));
-		return -FI_EIO;
-	}
-	rc = PtlMEAttach(ni, q->pt, any_id, 0, ~0ULL, PTL_RETAIN, PTL_INS_AFTER, &q->ovf_me);
-	if (rc != PTL_OK)
-		return -FI_EIO;
-	memset(&md, 0, sizeof(md));
-	md.start = &ptl3_zero_byte;
-	md.length = 0;
-	md.threshold = PTL_MD_THRESH_INF;
-	md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE;
-	md.user_ptr = PTL3_UP_MAKE(PTL3_UP_OVF, q->qid, 0);
-	md.eq_handle = ep->ueq;
-	rc = PtlMDAttach(q->ovf_me, md, PTL_RETAIN, &q->ovf_md);
-	if (rc != PTL_OK) {
-		PTL3_WARN(FI_LOG_EP_CTRL, "PtlMDAttach(overflow): %s\n", PtlErrorStr(rc));
-		return -FI_EIO;
-	}
-	q->nebufs = ptl3_params.ebuf_count;
-	q->ebufs = calloc((size_t)q->nebufs, sizeof(*q->ebufs));
-	if (!q->ebufs)
-		return -FI_ENOMEM;
-	for (int i = 0; i < q->nebufs; i++) {
-		struct ptl3_ebuf *b = &q->ebufs[i];
-		b->index = i;
-		b->qid = q->qid;
-		b->size = ptl3_params.ebuf_size;
-		b->mem = malloc(b->size);
-		if (!b->mem)
-			return -FI_ENOMEM;
-		rc = ebuf_post_locked(ep, q, b);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-void ptl3_rxq_teardown_locked(struct ptl3_ep *ep, struct ptl3_rxq *q)
-{
-	for (int i = 0; i < q->nebufs; i++) {
-		if (q->ebufs[i].linked)
-			PtlMEUnlink(q->ebufs[i].me);
-		free(q->ebufs[i].mem);
-	}
-	free(q->ebufs);
-	q->ebufs = NULL;
-	q->nebufs = 0;
-	PtlMEUnlink(q->ovf_me);
-	PtlMEUnlink(q->marker);
-	while (q->ux_head) {
-		struct ptl3_ux *u = q->ux_head;
-		q->ux_head = u->next;
-		free(u);
-	}
-	q->ux_tail = NULL;
-	q->soft_head = q->soft_tail = NULL; /* their ops go with the op table */
-}
-
-static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struct ptl3_ux *x);
-
-/* every unexpected-queue event but the small message's (below): eager
- * buffer unlinks, header-only arrivals, messages no soft receive's head
- * takes (queued as unexpected) */
-static __attribute__((noinline)) void ueq_event_rest_locked(struct ptl3_ep *ep,
-                                                            const ptl_event_t *ev, uint64_t u)
-{
-	uint64_t kind = PTL3_UP_KIND(u);
-	uint32_t qid = PTL3_UP_GEN(u);
-	if (qid >= PTL3_NQ || (kind != PTL3_UP_EBUF && kind != PTL3_UP_OVF))
-		return;
-	struct ptl3_rxq *q = &ep->q[qid];
-	struct ptl3_ebuf *b = NULL;
-	if (kind == PTL3_UP_EBUF) {
-		uint32_t idx = PTL3_UP_IDX(u);
-		if ((int)idx >= q->nebufs)
-			return;
-		b = &q->ebufs[idx];
-		if (ev->type == PTL_EVENT_UNLINK) {
-			b->linked = 0;
-			if (b->refs == 0) {
-				b->refs = 1;
-				ebuf_release_locked(ep, b);
-			}
-			return;
-		}
-	}
-	if (ev->type != PTL_EVENT_PUT_END)
-		return;
-	if (ev->ni_fail_type != PTL_NI_OK) {
-		PTL3_WARN(FI_LOG_EP_DATA, "failed unexpected put from %u:%u ignored\n",
-			  ev->initiator.nid, ev->initiator.pid);
-		return;
-	}
-	uint64_t tag = ev->match_bits & ~PTL3_LONG_BIT;
-	int whole = ev->mlength == ev->rlength;
-	/* we have it whole (or it is empty): its sender need not keep it */
-	if (whole)
-		ptl3_sender_done_locked(ep, ev->initiator, ev->hdr_data, 1);
-	/* a receive the provider matches itself (ptl3_soft.c) takes it first */
-	struct ptl3_op *op = NULL;
-	struct ptl3_ux m = {NULL, ev->initiator, tag, ev->hdr_data, ev->rlength, ev->mlength, NULL,
-			    0};
-	if (q->soft_head)
-		op = ptl3_soft_take_locked(q, &m);
-	if (b && whole) {
-		m.buf = b;
-		m.off = ev->offset;
-		b->refs++;
-		ep->st.ux_eager++;
-	} else {
-		ep->st.ux_header++;
-	}
-	if (op) {
-		ep->st.soft_matched++;
-		ux_deliver_locked(ep, op, &m);
-		return;
-	}
-	struct ptl3_ux *x = malloc(sizeof(*x));
-	if (!x) {
-		fprintf(stderr, "ptl3: FATAL: out of memory queueing an unexpected message\n");
-		abort();
-	}
-	*x = m;
-	if (q->ux_tail)
-		q->ux_tail->next = x;
-	else
-		q->ux_head = x;
-	q->ux_tail = x;
-	q->ux_count++;
-}
-
-void ptl3_rxq_ueq_event_locked(struct ptl3_ep *ep, const ptl_event_t *ev, uint64_t u)
-{
-	/* The small message's path to MPI: whole in an eager buffer and taken
-	 * by the oldest soft receive (ptl3_soft.c), copied out at once, the
-	 * buffer never referenced (ux_deliver_locked's case).  Apart from the
-	 * rest so that it keeps a small frame: ~60 instructions fewer per
-	 * message than when both were one function. */
-	uint32_t qid = PTL3_UP_GEN(u), idx = PTL3_UP_IDX(u);
-	if (PTL3_UP_KIND(u) == PTL3_UP_EBUF && qid < PTL3_NQ && (int)idx < ep->q[qid].nebufs &&
-	    ev->type == PTL_EVENT_PUT_END && ev->ni_fail_type == PTL_NI_OK &&
-	    ev->mlength == ev->rlength) {
-		struct ptl3_rxq *q = &ep->q[qid];
-		uint64_t tag = ev->match_bits & ~PTL3_LONG_BIT;
-		struct ptl3_op *op = ptl3_soft_take_head_locked(q, ev->initiator, tag);
-		if (op) {
-			/* we have it whole: its sender need not keep it */
-			ptl3_sender_done_locked(ep, ev->initiator, ev->hdr_data, 1);
-			ep->st.ux_eager++;
-			ep->st.soft_matched++;
-			size_t rlen = ev->rlength, n = rlen < op->buflen ? rlen : op->buflen;
-			ptl3_copy(op->buf, q->ebufs[idx].mem + ev->offset, n);
-			ptl3_rx_complete_locked(ep, op->context, FI_RECV | FI_TAGGED, op->buf, n,
-			                        tag, ev->hdr_data, rlen > n ? FI_ETRUNC : 0,
-			                        rlen - n, op->want_comp);
-			ptl3_op_free_locked(ep, op);
-			return;
-		}
-	}
-	ueq_event_rest_locked(ep, ev, u);
-}
 
 static struct ptl3_ux *ux_find_locked(struct ptl3_rxq *q, int has_src, ptl_process_id_t src,
 				      uint64_t tag, uint64_t ignore, int remove)
@@ -286,7 +79,7 @@ void ptl3_release_general_locked(struct ptl3_ep *ep, ptl_process_id_t src, uint6
 
 /* deliver an unexpected message to a receive op (RECV); may free op (the
  * caller frees x) */
-static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struct ptl3_ux *x)
+int ptl3_ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struct ptl3_ux *x)
 {
 	size_t n = x->rlen < op->buflen ? x->rlen : op->buflen;
 	uint64_t flags = FI_RECV | (op->qid == PTL3_Q_TAG ? FI_TAGGED : FI_MSG);
@@ -294,7 +87,7 @@ static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struc
 		if (n)
 			ptl3_copy(op->buf, x->buf->mem + x->off, n);
 		if (x->buf)
-			ebuf_release_locked(ep, x->buf);
+			ptl3_ebuf_release_locked(ep, x->buf);
 		ptl3_rx_complete_locked(ep, op->context, flags, op->buf, n, x->tag, x->hdr,
 					x->rlen > n ? FI_ETRUNC : 0, x->rlen - n, op->want_comp);
 		ptl3_op_free_locked(ep, op);
@@ -317,7 +110,7 @@ static int ux_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, const struc
 static int ux_take_deliver_locked(struct ptl3_ep *ep, struct ptl3_op *op, struct ptl3_ux *x)
 {
 	ep->st.ux_matched++;
-	int r = ux_deliver_locked(ep, op, x);
+	int r = ptl3_ux_deliver_locked(ep, op, x);
 	free(x);
 	return r;
 }
@@ -491,7 +284,7 @@ static ssize_t post_mrecv_locked(struct ptl3_ep *ep, struct ptl3_op *op)
 				if (n)
 					memcpy(dst, x->buf->mem + x->off, n);
 				if (x->buf)
-					ebuf_release_locked(ep, x->buf);
+					ptl3_ebuf_release_locked(ep, x->buf);
 			} else {
 				if (sync_pull_locked(ep, x, dst, n, &got))
 					err = FI_EIO;
@@ -585,7 +378,7 @@ static ssize_t peek_claim_locked(struct ptl3_ep *ep, const struct iovec *iov, si
 		}
 		if (flags & FI_DISCARD) {
 			if (x->buf)
-				ebuf_release_locked(ep, x->buf);
+				ptl3_ebuf_release_locked(ep, x->buf);
 			else if (x->rlen)
 				ptl3_sender_done_locked(ep, x->src, x->hdr, 0);
 			free(x);
@@ -601,7 +394,7 @@ static ssize_t peek_claim_locked(struct ptl3_ep *ep, const struct iovec *iov, si
 	fctx->internal[0] = NULL;
 	if (flags & FI_DISCARD) {
 		if (x->buf)
-			ebuf_release_locked(ep, x->buf);
+			ptl3_ebuf_release_locked(ep, x->buf);
 		else if (x->rlen)
 			ptl3_sender_done_locked(ep, x->src, x->hdr, 0);
 		ptl3_rx_complete_locked(ep, context, FI_RECV | FI_TAGGED, NULL, 0, x->tag, x->hdr, 0,
@@ -664,150 +457,4 @@ ssize_t ptl3_recv_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, s
 		r = post_recv_locked(ep, op);
 	ptl3_unlock_data(ep->dom);
 	return r;
-}
-
-/* general send path: a PT_RDV entry of its own (match bits = a new send
- * id) holds the data until the ACK says it all arrived or the receiver
- * pulled it; the put goes out of the same MD */
-static int send_md_expose_locked(struct ptl3_ep *ep, struct ptl3_op *op, const void *buf,
-				 size_t len)
-{
-	op->send_id = ep->dom->next_send_id++ & PTL3_SENDID_GENERAL_MASK;
-	if (!op->send_id)
-		op->send_id = ep->dom->next_send_id++ & PTL3_SENDID_GENERAL_MASK;
-	int rc = PtlMEAttach(ep->dom->ni, ep->pt_base + PTL3_PT_RDV, any_id, op->send_id, 0,
-			     PTL_UNLINK, PTL_INS_AFTER, &op->me);
-	if (rc != PTL_OK) {
-		PTL3_WARN(FI_LOG_EP_DATA, "PtlMEAttach(rdv): %s\n", PtlErrorStr(rc));
-		return rc;
-	}
-	ptl_md_t md;
-	memset(&md, 0, sizeof(md));
-	md.start = len ? (void *)buf : (void *)&ptl3_zero_byte;
-	md.length = len;
-	md.threshold = 3; /* the put, its ack, one get from the receiver */
-	md.options = PTL_MD_OP_GET | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
-		     PTL_MD_EVENT_UNLINK_DISABLE;
-	md.user_ptr = ptl3_op_uptr(op);
-	md.eq_handle = ep->eq;
-	rc = PtlMDAttach(op->me, md, PTL_UNLINK, &op->md);
-	if (rc != PTL_OK) {
-		PtlMEUnlink(op->me);
-		op->me = PTL_INVALID_HANDLE;
-	}
-	return rc;
-}
-
-/* End of a send call that reached Portals: drain, unlock, return r. */
-static ssize_t send_out(struct ptl3_ep *ep, ssize_t r)
-{
-	ptl3_ep_drain_locked(ep);
-	ptl3_unlock_data(ep->dom);
-	return r;
-}
-
-/* Where a send goes and what its header says; every send call starts
- * here.  Takes the lock: 0, or an error with the lock released. */
-struct send_dest {
-	ptl_process_id_t id;
-	ptl_pt_index_t pt;
-	uint64_t mbits, hdr;
-};
-static inline int send_begin(struct ptl3_ep *ep, int qid, size_t len, fi_addr_t dest, uint64_t tag,
-                             uint64_t data, int has_data, struct send_dest *d)
-{
-	if (qid == PTL3_Q_TAG && (tag & PTL3_LONG_BIT))
-		return -FI_EINVAL; /* bit 63 is the wire's "long" flag */
-	ptl3_lock_data(ep->dom);
-	if (!ep->enabled) {
-		ptl3_unlock_data(ep->dom);
-		return -FI_EOPBADSTATE;
-	}
-	uint32_t dest_ep;
-	if (ptl3_av_get(ep->av, dest, &d->id, &dest_ep)) {
-		ptl3_unlock_data(ep->dom);
-		return -FI_EINVAL;
-	}
-	uint64_t long_bit = len > ptl3_params.eager ? PTL3_LONG_BIT : 0;
-	d->mbits = qid == PTL3_Q_TAG ? tag | long_bit : long_bit;
-	d->hdr = (data & 0xFFFFFFFFULL) | (has_data ? PTL3_HDR_HAS_DATA : 0);
-	d->pt = ptl3_rx_pt(ep->pt_base, dest_ep, qid == PTL3_Q_TAG ? PTL3_PT_TAG : PTL3_PT_MSG);
-	return 0;
-}
-
-/* fi_inject()/fi_tinject() and their data variants, MPICH's small sends:
- * into a stage slot at once (ptl3_stage.c), without the general path's
- * iovec, op slot and context; the general path when no slot is free. */
-ssize_t ptl3_inject_common(struct ptl3_ep *ep, int qid, const void *buf, size_t len, fi_addr_t dest,
-                           uint64_t tag, uint64_t data, int has_data)
-{
-	struct send_dest d;
-	int r = send_begin(ep, qid, len, dest, tag, data, has_data, &d);
-	if (r)
-		return r;
-	/* the stage writes no completion: only for fi_inject() itself.  The
-	 * events already posted are drained after the put (send_out), not
-	 * before it: the drain still bounds the EQ (every Portals call gives
-	 * the NAL a pass, which may post events), and the message leaves
-	 * first. */
-	r = ptl3_stage_send_locked(ep, d.id, d.pt, d.mbits, d.hdr, buf, len);
-	if (r)
-		return send_out(ep, r < 0 ? r : 0);
-	ptl3_unlock_data(ep->dom);
-	struct iovec iov = {(void *)buf, len};
-	return ptl3_send_common(ep, qid, &iov, 1, dest, tag, data, has_data, NULL,
-	                        FI_INJECT | PTL3_INJECT_CALL);
-}
-
-ssize_t ptl3_send_common(struct ptl3_ep *ep, int qid, const struct iovec *iov, size_t count,
-                         fi_addr_t dest, uint64_t tag, uint64_t data, int has_data, void *context,
-                         uint64_t flags)
-{
-	if (count > 1)
-		return -FI_EINVAL;
-	const void *buf = count ? iov[0].iov_base : NULL;
-	size_t len = count ? iov[0].iov_len : 0;
-	struct send_dest d;
-	int r = send_begin(ep, qid, len, dest, tag, data, has_data, &d);
-	if (r)
-		return r;
-	ptl_process_id_t id = d.id;
-	uint64_t hdr = d.hdr;
-	struct ptl3_op *op = ptl3_op_alloc_locked(ep, PTL3_OP_SEND);
-	if (!op)
-		return send_out(ep, -FI_EAGAIN);
-	op->qid = qid;
-	op->context = context;
-	op->len = len;
-	op->target = id;
-	op->cq_flags = FI_SEND | (qid == PTL3_Q_TAG ? FI_TAGGED : FI_MSG);
-	op->want_comp = !(flags & PTL3_INJECT_CALL) && (!ep->tx_selective || (flags & FI_COMPLETION));
-	if (flags & FI_INJECT) {
-		if (len) {
-			buf = ptl3_op_bounce(op, buf, len);
-			if (!buf) {
-				ptl3_op_free_locked(ep, op);
-				ptl3_unlock_data(ep->dom);
-				return -FI_EAGAIN;
-			}
-		}
-	}
-	int rc = send_md_expose_locked(ep, op, buf, len);
-	if (rc != PTL_OK) {
-		ptl3_op_free_locked(ep, op);
-		return send_out(ep, rc == PTL_NO_SPACE ? -FI_EAGAIN : -FI_EIO);
-	}
-	hdr |= op->send_id << 32;
-	rc = PtlPut(op->md, PTL_ACK_REQ, id, d.pt, 0, d.mbits, 0, hdr);
-	if (rc != PTL_OK) {
-		PtlMEUnlink(op->me);
-		ptl3_op_free_locked(ep, op);
-		ptl3_unlock_data(ep->dom);
-		PTL3_WARN(FI_LOG_EP_DATA, "PtlPut: %s\n", PtlErrorStr(rc));
-		return rc == PTL_NO_SPACE ? -FI_EAGAIN : -FI_EIO;
-	}
-	ep->outstanding_sends++;
-	ep->st.puts++;
-	ep->st.bytes_sent += len;
-	return send_out(ep, 0);
 }
