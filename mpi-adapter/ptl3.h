@@ -54,6 +54,7 @@
 #include <rdma/providers/fi_prov.h>
 
 #include <portals3.h>
+#include <p3copy.h>
 #include <p3rt/oversub.h>
 
 #define PTL3_PROV_NAME "ptl3"
@@ -675,37 +676,10 @@ static inline void ptl3_rx_complete_locked(struct ptl3_ep *ep, void *context, ui
 	ep->st.bytes_recv += len;
 }
 
-/* memcpy for a message's payload: up to 16 bytes (MPICH's small
- * messages, the 1-byte latency test's) with two overlapping loads and
- * stores of a fixed width, inline; longer ones through memcpy.  A call to
- * libc's memcpy for one byte (PLT, length dispatch) cost ~20 instructions
- * on both the inject's copy into its stage slot and the arrival's copy out
- * of the eager buffer.  dst and src must not overlap (memcpy's rule). */
+/* a message's payload: up to 16 bytes inline (<p3copy.h>) */
 static inline void ptl3_copy(void *dst, const void *src, size_t n)
 {
-	unsigned char *d = dst;
-	const unsigned char *s = src;
-	if (__builtin_expect(n > 16, 0)) {
-		memcpy(d, s, n);
-	} else if (n >= 8) {
-		uint64_t a, b;
-		memcpy(&a, s, 8);
-		memcpy(&b, s + n - 8, 8);
-		memcpy(d, &a, 8);
-		memcpy(d + n - 8, &b, 8);
-	} else if (n >= 4) {
-		uint32_t a, b;
-		memcpy(&a, s, 4);
-		memcpy(&b, s + n - 4, 4);
-		memcpy(d, &a, 4);
-		memcpy(d + n - 4, &b, 4);
-	} else if (n) {
-		/* 1-3 bytes: first, middle, last (the same byte when n is 1) */
-		unsigned char a = s[0], m = s[n >> 1], z = s[n - 1];
-		d[0] = a;
-		d[n >> 1] = m;
-		d[n - 1] = z;
-	}
+	p3_copy_small(dst, src, n);
 }
 
 /* ---- data movement (ptl3_send.c, ptl3_recv.c, ptl3_rxq.c, ptl3_tagged.c,

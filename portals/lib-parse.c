@@ -2,6 +2,7 @@
 /* lib-parse.c - the target side: p3_lib_parse() takes an incoming header,
  * matches it, posts START events and tells the NAL where the data goes. */
 #include "lib.h"
+#include "p3copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -290,36 +291,6 @@ static void p3_parse_reply_locked(struct p3_lib *lib, const struct p3_hdr *hdr,
  * once.  Taken only where LIB may write the MD itself (not for an
  * offloading NIC's LIB, lib_md_swap) and for puts without an ACK (4.5:
  * PUT_END comes after the ACK went to the NAL). */
-/* memcpy for an eager payload (n > 0): up to 16 bytes inline, as two
- * overlapping loads and stores (MPI's small messages: the call to libc's
- * memcpy for one byte was ~20 instructions between the message's arrival
- * and its event) */
-static inline void p3_copy_eager(char *dst, const void *src, uint64_t n)
-{
-	const char *s = src;
-
-	if (n > 16) {
-		memcpy(dst, s, n);
-	} else if (n >= 8) {
-		uint64_t a, z;
-		memcpy(&a, s, 8);
-		memcpy(&z, s + n - 8, 8);
-		memcpy(dst, &a, 8);
-		memcpy(dst + n - 8, &z, 8);
-	} else if (n >= 4) {
-		uint32_t a, z;
-		memcpy(&a, s, 4);
-		memcpy(&z, s + n - 4, 4);
-		memcpy(dst, &a, 4);
-		memcpy(dst + n - 4, &z, 4);
-	} else {
-		char a = s[0], m = s[n >> 1], z = s[n - 1];
-		dst[0] = a;
-		dst[n >> 1] = m;
-		dst[n - 1] = z;
-	}
-}
-
 int p3_lib_parse_eager(struct p3_lib *lib, const struct p3_hdr *hdr, const void *payload,
 		       uint64_t *delivered)
 {
@@ -352,7 +323,7 @@ int p3_lib_parse_eager(struct p3_lib *lib, const struct p3_hdr *hdr, const void 
 	p3_ev_from_hdr_locked(lib, &ei, hdr, mlength, offset, hdr->hdr_data);
 	/* nothing to place for 0 bytes (and no call: ~20 instructions) */
 	if (mlength && md->md_niov == 1) /* matching kept offset + mlength inside it */
-		p3_copy_eager((char *)md->md_iov[0].iov_base + offset, payload, mlength);
+		p3_copy_small((char *)md->md_iov[0].iov_base + offset, payload, (size_t)mlength);
 	else if (mlength)
 		p3_iov_copy_in(md->md_iov, md->md_niov, offset, payload, mlength);
 	lib->lib_sr[PTL_SR_RECV_COUNT]++;

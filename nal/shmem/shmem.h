@@ -29,6 +29,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "p3copy.h"
+
 #if defined(__has_include)
 #if __has_include(<sys/single_threaded.h>)
 #include <sys/single_threaded.h>
@@ -650,19 +652,7 @@ static inline void shm_small_copy_out(uint8_t *dst, const struct iovec *iov, siz
 		shm_iov_copy_out(dst, iov, niov, offset, len);
 		return;
 	}
-	const uint8_t *s = (const uint8_t *)iov[0].iov_base + offset;
-	if (len >= 4) {
-		uint32_t a, z;
-		memcpy(&a, s, 4);
-		memcpy(&z, s + len - 4, 4);
-		memcpy(dst, &a, 4);
-		memcpy(dst + len - 4, &z, 4);
-	} else {
-		uint8_t a = s[0], m = s[len >> 1], z = s[len - 1];
-		dst[0] = a;
-		dst[len >> 1] = m;
-		dst[len - 1] = z;
-	}
+	p3_copy_small(dst, (const uint8_t *)iov[0].iov_base + offset, (size_t)len);
 }
 
 #endif /* P3_SHMEM_H */
