@@ -462,6 +462,17 @@ int PtlMEMDPostSync(ptl_handle_ni_t ni);
 int PtlMEUnlinkNoWait(ptl_handle_me_t me);
 /** Name of the NAL and progress mode of an NI ("shmem", "app"). */
 int PtlNIDescribe(ptl_handle_ni_t ni, const char **nal_name, const char **progress_mode);
+/** How long a wait on this NI's event queues (PtlEQWait, PtlEQPoll) spins
+ *  before it sleeps, as the NAL decides it now (it follows the placement,
+ *  which may change after PtlNIInit): *spin_us microseconds; 0 when the wait
+ *  sleeps at once because the process that posts this NI's events (myrinet
+ *  `offload`: the emulated NIC) may run only on this process's one CPU, or
+ *  the node is oversubscribed with P3_OVERSUB_WAIT=sleep.  A caller that
+ *  polls the queues itself (PtlEQGet in a loop, an MPI port) should then
+ *  wait in PtlEQPoll instead of spinning or yielding: a poller holds, and a
+ *  yielder competes for, the core the events must come from.
+ *  @return PTL_OK, PTL_NO_INIT, PTL_NI_INVALID, PTL_SEGV (spin_us NULL). */
+int PtlNIWaitSpin(ptl_handle_ni_t ni, unsigned int *spin_us);
 /** @} */
 
 /* ---- 3.0 / 3.2 spellings ---------------------------------------------- */

@@ -146,6 +146,8 @@ struct ptl3_params {
 	int rma;		/* offer FI_RMA (PT_RMA); off by default */
 	unsigned yield_polls;	/* sched_yield after this many empty CQ reads (0: never) */
 	int block_ms;		/* with yield_polls: sleep in PtlEQPoll instead (0: yield) */
+	int yield_polls_given;	/* FI_PTL3_YIELD_POLLS was set (ptl3_wait.c keeps it) */
+	int block_ms_given;	/* FI_PTL3_BLOCK_MS was set */
 	int stage_slots;	/* inject staging slots per endpoint (0: no staging) */
 	int soft_recv;		/* match small tagged receives in the provider (ptl3_soft.c) */
 	size_t soft_recv_max;	/* ... receives of at most this many bytes */
@@ -191,6 +193,28 @@ struct ptl3_fabric {
 
 struct ptl3_ep;
 
+/* What an idle CQ read does after a run of empty reads (ptl3_wait.c): the
+ * FI_PTL3_YIELD_POLLS / FI_PTL3_BLOCK_MS values in force for this domain's
+ * NI, which over an NI whose event poster shares this rank's only CPU
+ * (PtlNIWaitSpin 0) default to a wait in PtlEQPoll. */
+#define PTL3_NIC_CORE_YIELD_POLLS 64
+#define PTL3_NIC_CORE_BLOCK_MS    1
+#define PTL3_WAIT_RECHECK_NS      100000000u /* the placement is read again after 0.1 s */
+#define PTL3_WAIT_IDLE_RECHECK    1024u /* with no yield: check every this many empty reads */
+/* the NIC's default blocks only a caller that polls in a tight loop (its run
+ * of empty reads took less than this of its CPU time): one that computes
+ * between its MPI_Test calls is not put to sleep, it yields */
+#define PTL3_WAIT_TIGHT_NS 200000u
+struct ptl3_wait {
+	unsigned polls;	     /* yield or block after this many empty reads (0: never) */
+	int block_ms;	     /* block in PtlEQPoll at most this long instead of yielding */
+	unsigned ni_spin_us; /* PtlNIWaitSpin at the last check (UINT_MAX: unknown) */
+	int nic_core;	     /* ... it was 0: Portals' waits sleep at once */
+	int block_by_nic;    /* block_ms is the NIC's default (tight loops only) */
+	uint64_t checked_ns; /* CLOCK_MONOTONIC_COARSE of the last check (0: never) */
+	uint64_t yields, blocks;
+};
+
 struct ptl3_domain {
 	struct fid_domain domain_fid;
 	struct ptl3_fabric *fabric;
@@ -229,7 +253,17 @@ struct ptl3_domain {
 	uint64_t atomics_applied;	/* requests applied by the agent */
 	uint64_t atomics_refused;	/* answered with an error (key, range, access) */
 	uint64_t atomics_dropped;	/* malformed: not answered */
+	struct ptl3_wait wait;		/* idle CQ reads: yield or block (ptl3_wait.c) */
 };
+/* the idle-read policy in force, asked of the NI again after
+ * PTL3_WAIT_RECHECK_NS; the counters printed with FI_PTL3_COUNTERS */
+void ptl3_wait_refresh_locked(struct ptl3_domain *dom);
+void ptl3_wait_print_locked(const struct ptl3_domain *dom);
+struct ptl3_cq;
+enum ptl3_idle { PTL3_IDLE_POLL, PTL3_IDLE_YIELD, PTL3_IDLE_BLOCK };
+/* After an empty read (cq->empty_polls counted): what to do now; with
+ * PTL3_IDLE_BLOCK, *block_ms is the wait's bound (cq->ep is set then). */
+enum ptl3_idle ptl3_wait_idle_locked(struct ptl3_cq *cq, int *block_ms);
 
 struct ptl3_addr {
 	uint32_t magic;
@@ -274,6 +308,7 @@ struct ptl3_cq {
 	size_t cap, head, count;
 	struct ptl3_ep *ep;	/* for progress */
 	unsigned empty_polls;	/* consecutive reads that found nothing */
+	uint64_t idle_since_ns;	/* thread CPU time when the run of empty reads began (ptl3_wait.c) */
 	int signaled;		/* fi_cq_signal not yet seen by fi_cq_sread */
 };
 

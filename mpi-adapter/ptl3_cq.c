@@ -127,6 +127,18 @@ static inline __attribute__((always_inline)) ssize_t cq_read_locked(struct ptl3_
 	return cq_take_locked(cq, buf, count);
 }
 
+/* inline into cq_read: does ptl3_wait_idle_locked have anything to do after
+ * this empty read (most of them: no) */
+static inline __attribute__((always_inline)) int idle_due(const struct ptl3_cq *cq)
+{
+	if (!cq->ep)
+		return ptl3_params.yield_polls && cq->empty_polls >= ptl3_params.yield_polls;
+	const struct ptl3_wait *w = &cq->ep->dom->wait;
+	if (w->polls)
+		return cq->empty_polls >= w->polls || (cq->empty_polls == 1 && w->block_by_nic);
+	return (cq->empty_polls & (PTL3_WAIT_IDLE_RECHECK - 1)) == 0;
+}
+
 static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
 {
 	if (!fcq || (count && !buf))
@@ -148,16 +160,17 @@ static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
 			    (rel->npending &&
 			     (rel->due || (cq->empty_polls & (PTL3_RELEASE_IDLE_POLLS - 1)) == 0))))
 			ptl3_release_idle_locked(cq->ep, cq->empty_polls);
-		if (ptl3_params.yield_polls && cq->empty_polls >= ptl3_params.yield_polls) {
-			cq->empty_polls = 0;
+		/* after a run of empty reads: go on, yield, or wait in
+		 * Portals for an event (oversubscribed, or the NIC on this
+		 * core: ptl3_wait.c) */
+		int block_ms = 0;
+		enum ptl3_idle act =
+		    idle_due(cq) ? ptl3_wait_idle_locked(cq, &block_ms) : PTL3_IDLE_POLL;
+		if (act == PTL3_IDLE_YIELD) {
 			yield = 1;
-			/* oversubscribed: wait in Portals for an event instead
-			 * (a short yield handoff, then sleep: P3_OVERSUB_WAIT) */
-			if (ptl3_params.block_ms && cq->ep) {
-				yield = 0;
-				ptl3_ep_block_locked(cq->ep, ptl3_params.block_ms);
-				r = cq_read_locked(cq, buf, count);
-			}
+		} else if (act == PTL3_IDLE_BLOCK) {
+			ptl3_ep_block_locked(cq->ep, block_ms);
+			r = cq_read_locked(cq, buf, count);
 		}
 	} else {
 		cq->empty_polls = 0;

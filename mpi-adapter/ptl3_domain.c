@@ -58,6 +58,7 @@ int ptl3_domain_ni_open_locked(struct ptl3_domain *dom)
 		ptl3_params.pt_base = 0;
 	dom->max_eps = actual.max_pt_index > 0 ? ptl3_ep_cnt(actual.max_pt_index) : 1;
 	dom->ni_open = 1;
+	ptl3_wait_refresh_locked(dom); /* the idle-read policy for this NI (ptl3_wait.c) */
 	PTL3_INFO(FI_LOG_DOMAIN, "NI open: nal %s progress %s nid %u pid %u\n", dom->nal_name,
 		  dom->progress_name, dom->id.nid, dom->id.pid);
 	return 0;

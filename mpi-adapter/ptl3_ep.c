@@ -382,6 +382,10 @@ void ptl3_ep_block_locked(struct ptl3_ep *ep, int timeout_ms)
 	if (rc == PTL_OK)
 		eq_handle_locked(ep, &ev, which == 1);
 	ptl3_ep_drain_locked(ep);
+	/* a refusal PtlEQPoll took is posted again here: the drain above
+	 * re-posts only after events it took itself (ptl3_repost.c) */
+	if (ep->repost)
+		ptl3_repost_run_locked(ep);
 }
 
 void ptl3_rxq_drain_ueq_locked(struct ptl3_ep *ep)

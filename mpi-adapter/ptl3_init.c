@@ -107,8 +107,10 @@ void ptl3_params_load(void)
 	int oversub = ptl3_oversubscribed();
 	get_size("yield_polls", &n, oversub ? PTL3_OVERSUB_YIELD_POLLS : 0, 0);
 	ptl3_params.yield_polls = (unsigned)n;
+	ptl3_params.yield_polls_given = fi_param_get_int(&ptl3_prov, "yield_polls", &v) == FI_SUCCESS;
 	get_size("block_ms", &n, oversub ? PTL3_OVERSUB_BLOCK_MS : 0, 0);
 	ptl3_params.block_ms = (int)(n > 1000 ? 1000 : n);
+	ptl3_params.block_ms_given = fi_param_get_int(&ptl3_prov, "block_ms", &v) == FI_SUCCESS;
 	get_size("stage_slots", &n, 256, 0);
 	ptl3_params.stage_slots = (int)(n > PTL3_STAGE_SLOT_MASK ? PTL3_STAGE_SLOT_MASK : n);
 	ptl3_params.rma = 1;
@@ -154,12 +156,15 @@ FI_EXT_INI
 	fi_param_define(&ptl3_prov, "yield_polls", FI_PARAM_INT,
 			"sched_yield() after this many consecutive empty CQ reads, so oversubscribed "
 			"ranks let their peers run (0: never; default: 1 when the node has more "
-			"local ranks than CPUs (P3_OVERSUBSCRIBED, p3rt/oversub.h), else 0)");
+			"local ranks than CPUs (P3_OVERSUBSCRIBED, p3rt/oversub.h), 64 when the NI's "
+			"events come from a NIC that may run only on this rank's CPU (PtlNIWaitSpin "
+			"0: myrinet offload), else 0)");
 	fi_param_define(&ptl3_prov, "block_ms", FI_PARAM_INT,
 			"after FI_PTL3_YIELD_POLLS empty CQ reads, wait in PtlEQPoll until an event or "
 			"this many milliseconds instead of sched_yield() (how: P3_OVERSUB_WAIT, by "
 			"default a short sched_yield handoff, then sleep; 0: yield; default: 1 on an "
-			"oversubscribed node, else 0; at most 1000)");
+			"oversubscribed node or when the NI's NIC may run only on this rank's CPU, "
+			"else 0; at most 1000)");
 	fi_param_define(&ptl3_prov, "stage_slots", FI_PARAM_INT,
 			"inject sends in flight that are staged in one region exposed once, not an ME "
 			"and MD each (0: none; default: 256)");

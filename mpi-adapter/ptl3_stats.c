@@ -44,6 +44,7 @@ void ptl3_ep_print_counters_locked(struct ptl3_ep *ep)
 	        (unsigned long long)droplen, (unsigned long long)mes, (unsigned long long)mds,
 	        (unsigned long long)s->soft_posted, (unsigned long long)s->soft_matched,
 	        (unsigned long long)s->soft_flushed);
+	ptl3_wait_print_locked(ep->dom);
 	if (drops)
 		fprintf(stderr, "ptl3: WARNING: the Portals NI dropped %llu incoming requests\n",
 		        (unsigned long long)drops);

@@ -366,6 +366,30 @@ int PtlNIDescribe(ptl_handle_ni_t h, const char **nal_name, const char **progres
 	return ni->ni_if->describe(ni->ni_lib, nal_name, progress_mode);
 }
 
+/* The spin budget p3_poll_wait (api-eq.c) takes for this NI alone, without
+ * the oversubscription handoff (a yield, not a spin) unless it sleeps. */
+int PtlNIWaitSpin(ptl_handle_ni_t h, unsigned int *spin_us)
+{
+	struct p3_api_ni *ni;
+
+	if (!p3_api_up())
+		return PTL_NO_INIT;
+	if (!(ni = p3_api_ni_get(h)))
+		return PTL_NI_INVALID;
+	if (!spin_us)
+		return PTL_SEGV;
+	unsigned int budget = ni->ni_spin_us;
+	if (ni->ni_if->wait_policy) {
+		int yield = 0;
+		budget = P3_SPIN_US;
+		ni->ni_if->wait_policy(ni->ni_lib, &budget, &yield);
+	}
+	if (ni->ni_oversub && ni->ni_oversub_wait == PTL_OVERSUB_WAIT_SLEEP)
+		budget = 0;
+	*spin_us = budget;
+	return PTL_OK;
+}
+
 int PtlProgress(ptl_handle_ni_t h, ptl_time_t timeout)
 {
 	struct p3_api_ni *ni;

@@ -65,6 +65,7 @@ START_TEST(no_init_every_call)
 	ptl_pid_t pids[2] = {0, 1};
 	int which;
 	const char *s1, *s2;
+	unsigned int spin_us;
 
 	H_RC(PtlNIInit(PTL_IFACE_LO, PTL_PID_ANY, NULL, NULL, &ni), PTL_NO_INIT);
 	H_RC(PtlNIFini(ni), PTL_NO_INIT);
@@ -102,6 +103,7 @@ START_TEST(no_init_every_call)
 	                       &h, &h),
 	     PTL_NO_INIT);
 	H_RC(PtlNIDescribe(ni, &s1, &s2), PTL_NO_INIT);
+	H_RC(PtlNIWaitSpin(ni, &spin_us), PTL_NO_INIT);
 	H_RC(PtlSetRank(PTL_INVALID_HANDLE, 0, 1), PTL_NO_INIT);
 	H_RC(PtlSetNIDMap(PTL_INVALID_HANDLE, nids, 2), PTL_NO_INIT);
 	H_RC(PtlSetPIDMap(PTL_INVALID_HANDLE, pids, 2), PTL_NO_INIT);

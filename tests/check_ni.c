@@ -279,6 +279,7 @@ START_TEST(null_outputs_segv)
 	H_RC(PtlGetId(ni, NULL), PTL_SEGV);
 	H_RC(PtlGetUid(ni, NULL), PTL_SEGV);
 	H_RC(PtlGetJid(ni, NULL), PTL_SEGV);
+	H_RC(PtlNIWaitSpin(ni, NULL), PTL_SEGV);
 	h_close(ni);
 }
 END_TEST
@@ -303,6 +304,12 @@ START_TEST(progress_mode_from_env)
 			       mode);
 	}
 	H_RC(PtlNIDescribe(PTL_INVALID_HANDLE, &nal, &mode), PTL_NI_INVALID);
+	/* how its waits spin: a budget for any NI, 0 only when they sleep at
+	 * once (myrinet offload beside its NIC, an oversubscribed "sleep") */
+	unsigned int spin_us = 12345;
+	H_OK(PtlNIWaitSpin(ni, &spin_us));
+	H_TRUE(spin_us <= 100000);
+	H_RC(PtlNIWaitSpin(PTL_INVALID_HANDLE, &spin_us), PTL_NI_INVALID);
 	h_close(ni);
 }
 END_TEST

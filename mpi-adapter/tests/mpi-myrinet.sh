@@ -5,7 +5,9 @@
 # sizes, collectives), in offload reorder (3000 messages against receives
 # posted four at a time: MPI's matching order, checked), then a short
 # osu_latency; Portals drop count 0 and no stale data on both ranks; the
-# job's NIC is gone afterwards.  Last, the NIC is SIGKILLed under a running
+# job's NIC is gone afterwards; in offload also a ping-pong in the benchmark
+# placement (ranks on CPUs 0 and 1, the NIC beside rank 1): rank 1 waits in
+# PtlEQPoll, rank 0 yields (ptl3_wait.c).  Last, the NIC is SIGKILLed under a running
 # job: the job must fail within 10 s and p3mpirun must name the NIC.
 # Three processes share 2 cores (two ranks and the NIC): the ranks yield
 # after 64 empty polls (FI_PTL3_YIELD_POLLS), as run-mpich-tests does when
@@ -49,6 +51,31 @@ no_nic_left() { # file: the NIC p3mpirun named (-v) must be gone
 	fi
 }
 
+# The benchmark placement (nproc >= 2): rank 0 alone on CPU 0, rank 1 and
+# the NIC on CPU 1.  Rank 1's idle CQ reads must wait in PtlEQPoll (its NIC
+# may run only on its CPU: PtlNIWaitSpin 0, mpi-adapter/ptl3_wait.c),
+# rank 0's must yield as before (FI_PTL3_YIELD_POLLS).
+placed_waits() {
+	if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null 2>&1; then
+		echo "offload: placed waits skipped (needs 2 CPUs and taskset)"
+		return 0
+	fi
+	out="$TMPD/placed"
+	"$P3MPIRUN" -v --nal myrinet --progress offload --nic-cpus 1 --counters --timeout 120 \
+		-n 1 taskset -c 0 "$TMPD/pingpong" 100 1048576 : \
+		-n 1 taskset -c 1 "$TMPD/pingpong" 100 1048576 >"$out" 2>&1 ||
+		{ cat "$out"; fail "placed pingpong over myrinet/offload exited non-zero"; }
+	grep -q 'pingpong: OK' "$out" || { cat "$out"; fail "placed pingpong not OK"; }
+	check_counters "$out" offload
+	no_nic_left "$out"
+	grep 'ptl3 waits' "$out" | sed 's/^/offload placed: /'
+	[ "$(grep -c 'ptl3 waits' "$out")" -ge 2 ] || { cat "$out"; fail "placed: waits not printed"; }
+	grep 'ptl3 waits' "$out" | grep -q 'ni_wait_spin_us 0 yield_polls 64 block_ms 1 (tight loops) .* blocks [1-9]' ||
+		{ cat "$out"; fail "placed: the rank beside its NIC did not wait in PtlEQPoll"; }
+	grep 'ptl3 waits' "$out" | grep -q 'ni_wait_spin_us 20 yield_polls 64 block_ms 0 yields [1-9][0-9]* blocks 0$' ||
+		{ cat "$out"; fail "placed: the rank alone on its CPU did not yield as before"; }
+}
+
 for mode in $MODES; do
 	out="$TMPD/pp.$mode"
 	"$P3MPIRUN" -v -n 2 --nal myrinet --progress "$mode" --counters --timeout 120 \
@@ -70,6 +97,7 @@ for mode in $MODES; do
 		check_counters "$out" "$mode"
 		no_nic_left "$out"
 		grep 'reorder:\|ptl3 reposts' "$out" | sed "s/^/$mode: /"
+		placed_waits
 	fi
 	if [ -x "$OSU" ]; then
 		out="$TMPD/osu.$mode"

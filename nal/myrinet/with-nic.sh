@@ -2,14 +2,14 @@
 # test_posted.sh): with_nic NAME BASE_PORT PROG [ARGS...] starts a private
 # mcpd named NAME-<pid> (BASE_PORT: its UDP base port, "" for mcpd's
 # default), waits until it answers (3 s at most), runs PROG under a 60 s
-# limit, then checks that the NIC survived (its counters are printed) and
+# limit (MCPD_PREFIX, e.g. "taskset -c 0", is put before mcpd), then checks that the NIC survived (its counters are printed) and
 # stops it.  Exit status: PROG's, or 1 if the NIC did not start or died.
 with_nic() {
 	P3_MYRI_NIC="$1-$$"
 	export P3_MYRI_NIC
 	port=$2
 	shift 2
-	./mcpd --nic "$P3_MYRI_NIC" ${port:+--base-port "$port"} &
+	${MCPD_PREFIX:-} ./mcpd --nic "$P3_MYRI_NIC" ${port:+--base-port "$port"} &
 	nic=$!
 	trap 'kill $nic 2>/dev/null; wait $nic 2>/dev/null' EXIT INT TERM
 	i=0
