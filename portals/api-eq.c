@@ -190,16 +190,8 @@ static int p3_poll_wait(struct p3_poll_set *s, int timeout_ms, ptl_event_t *ev, 
 	unsigned int spin_us = UINT_MAX; /* the least budget of the NIs */
 	for (int i = 0; i < s->n; i++) {
 		struct p3_api_ni *ni = s->nis[i];
-		unsigned int budget = ni->ni_spin_us;
-		int ni_yield = ni->ni_spin_yield;
-		/* asked anew: the answer follows the placement (offload: where
-		 * this process and its NIC may run, which a launcher or the
-		 * program may change after PtlNIInit) */
-		if (ni->ni_if->wait_policy) {
-			budget = P3_SPIN_US;
-			ni_yield = 0;
-			ni->ni_if->wait_policy(ni->ni_lib, &budget, &ni_yield);
-		}
+		int ni_yield;
+		unsigned int budget = p3_api_ni_spin_budget(ni, &ni_yield);
 		threaded &= ni->ni_thread != 0;
 		yield |= ni_yield;
 		if (ni->ni_oversub) {

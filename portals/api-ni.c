@@ -378,12 +378,8 @@ int PtlNIWaitSpin(ptl_handle_ni_t h, unsigned int *spin_us)
 		return PTL_NI_INVALID;
 	if (!spin_us)
 		return PTL_SEGV;
-	unsigned int budget = ni->ni_spin_us;
-	if (ni->ni_if->wait_policy) {
-		int yield = 0;
-		budget = P3_SPIN_US;
-		ni->ni_if->wait_policy(ni->ni_lib, &budget, &yield);
-	}
+	int yield;
+	unsigned int budget = p3_api_ni_spin_budget(ni, &yield);
 	if (ni->ni_oversub && ni->ni_oversub_wait == PTL_OVERSUB_WAIT_SLEEP)
 		budget = 0;
 	*spin_us = budget;

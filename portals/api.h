@@ -145,4 +145,21 @@ void p3_api_ni_close(struct p3_api_ni *ni);
 /* Spin budget of EQWait/EQPoll before blocking, microseconds. */
 #define P3_SPIN_US 50
 
+/* A wait's spin budget (us) on this NI alone and whether that spin yields,
+ * before oversubscription: asked anew where the NAL has a wait policy
+ * (offload: it follows the placement, which a launcher or the program may
+ * change after PtlNIInit).  EQWait/EQPoll and PtlNIWaitSpin share it. */
+static inline unsigned int p3_api_ni_spin_budget(struct p3_api_ni *ni, int *yield)
+{
+	unsigned int budget = ni->ni_spin_us;
+
+	*yield = ni->ni_spin_yield;
+	if (ni->ni_if->wait_policy) {
+		budget = P3_SPIN_US;
+		*yield = 0;
+		ni->ni_if->wait_policy(ni->ni_lib, &budget, yield);
+	}
+	return budget;
+}
+
 #endif
