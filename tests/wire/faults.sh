@@ -59,6 +59,8 @@ dsacks() { sed -n 's/.*DSACKs \([0-9]*\).*/\1/p' "$WORK/$1.sum"; }
 malformed() { sed -n 's/^# summary: .* \([0-9]*\) malformed.*/\1/p' "$WORK/$1.sum"; }
 # largest "repair delay ... max X ms" over the flows (ms, integer part)
 repair_max() { sed -n 's/.*repair delay .* max \([0-9]*\)\.[0-9]* ms.*/\1/p' "$WORK/$1.sum" | sort -n | tail -1; }
+# ... of the data flow from MAC $2 only
+repair_max_from() { grep -F "flow $2>" "$WORK/$1.sum" | sed -n 's/.*repair delay .* max \([0-9]*\)\.[0-9]* ms.*/\1/p' | sort -n | tail -1; }
 zero_credit() { sed -n 's/.*zero-credit acks \([0-9]*\).*/\1/p' "$WORK/$1.sum" | sort -n | tail -1; }
 # Full listing (one line per frame) for per-frame checks; fields: $4 is
 # "srcmac>dstmac", then "psn N", "| msn M MOP off O/L".
@@ -208,7 +210,16 @@ case_burst() { # §4.2: bursts of 1..22 (Cplant) in the receiver's shim
 	traffic burst thread P3_RMPP_FAULT="drop=0.004,burst=1-22,seed=7"
 	expect "shim dropped frames at the target" [ "$(treg fault_drops)" -gt 0 ]
 	expect "retransmissions in the capture" [ "$(retx burst)" -gt 0 ]
-	expect "repair delay max $(repair_max burst) ms < 500 ms" [ "$(repair_max burst)" -lt 500 ]
+	# The bound holds for the flow whose frames the shim drops (initiator
+	# -> target).  The target's own sparse frames (Portals ACKs, CTSs) are
+	# retransmitted when a burst eats the initiator's ACKs of them, one
+	# frame per backed-off RTO (10, 20, 40, ... ms up to RTO_MAX 1 s): a
+	# burst of 22 can hold one for ~0.5 s by the protocol's schedule
+	# (514 ms seen once in CI), which is not a repair stall.
+	expect "repair delay max $(repair_max_from burst $INI_MAC) ms < 500 ms (initiator's data)" \
+		[ "$(repair_max_from burst $INI_MAC)" -lt 500 ]
+	expect "target's frames repaired within the RTO schedule: max $(repair_max burst) ms < 2000 ms" \
+		[ "$(repair_max burst)" -lt 2000 ]
 }
 case_tail() { # §4.3: tail loss -> tail-loss probes, no RTO stall
 	# One put in flight and every message one frame (<= 1 KiB): each lost
