@@ -11,7 +11,8 @@
 # have been served by interrupts (interrupts >= headers the handlers took,
 # handler time > 0).  MYRI_CONF_PASSES (default "app,thread interrupt
 # offload" and, as root, "ether-offload ether-interrupt"; the ASan build
-# only "ether-offload" of the two) chooses the passes.
+# only "ether-offload" of the two) chooses the passes, MYRI_CONF_CHECKS
+# (default: all of the list below) the test programs.
 #
 # The ether passes: the same suite between namespace hosts, the NICs owning
 # the raw-Ethernet wire -- an 8-host p3-netns bed (one rank per host, as in
@@ -35,9 +36,9 @@ if grep -q -- '--enable-sanitizers' "$top_builddir/config.status" 2>/dev/null; t
 else
 	ether_passes="ether-offload ether-interrupt"
 fi
-CHECKS="check_init check_ni check_me check_match check_md check_offsets check_acl
+CHECKS=${MYRI_CONF_CHECKS:-"check_init check_ni check_me check_match check_md check_offsets check_acl
 	check_threshold check_ack check_events check_eq check_mdupdate check_data
-	check_invalid check_threads check_multiproc"
+	check_invalid check_threads check_multiproc"}
 
 P3_MYRI_NIC="conf-$$"
 export P3_MYRI_NIC
