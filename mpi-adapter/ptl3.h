@@ -199,7 +199,7 @@ struct ptl3_ep;
  * (PtlNIWaitSpin 0) default to a wait in PtlEQPoll. */
 #define PTL3_NIC_CORE_YIELD_POLLS 64
 #define PTL3_NIC_CORE_BLOCK_MS    1
-#define PTL3_WAIT_RECHECK_NS      100000000u /* the placement is read again after 0.1 s */
+#define PTL3_WAIT_RECHECK_NS      10000000u /* the placement is read again after 10 ms */
 #define PTL3_WAIT_IDLE_RECHECK    1024u /* with no yield: check every this many empty reads */
 /* the NIC's default blocks only a caller that polls in a tight loop (its run
  * of empty reads took less than this of its CPU time): one that computes

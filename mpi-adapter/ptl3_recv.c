@@ -216,6 +216,13 @@ static ssize_t post_recv_locked(struct ptl3_ep *ep, struct ptl3_op *op)
 			ptl3_op_free_locked(ep, op);
 			return ptl3_ptl_to_fi(rc);
 		}
+		/* A queued post that a message raced is refused, and the NI
+		 * has waited for that (nal/myrinet README §2.2): take the
+		 * refusal now and post again, so the message is pulled while
+		 * the caller computes, not at its next wait.  Otherwise the
+		 * queue is empty here: one ring read. */
+		if (ep->posts_queued)
+			ptl3_rxq_drain_ueq_locked(ep);
 		return 0;
 	}
 }

@@ -34,6 +34,12 @@
  * last touched 32768 messages before).  Capacity and the lapping rules are
  * unchanged: the base moves only while no event is unread, so the events a
  * reader can still get were all written under one base.
+ *
+ * eqr_owed mirrors LIB's count of operations started on MDs of this EQ
+ * whose END event is not yet posted (lib.h, eq_owed), stored after the END
+ * is written.  A reader in another process (the host of an offloading NIC)
+ * learns from it, without a round trip, that a conditional post tested
+ * against this EQ would be refused: a message is arriving (PtlMEMDPostNoWait).
  */
 #ifndef P3_EQ_RING_H
 #define P3_EQ_RING_H
@@ -59,7 +65,8 @@ struct p3_eq_ring {
 	/* written by the LIB side only; its own cache line */
 	_Atomic uint32_t eqr_write_seq; /* next sequence to write; futex word */
 	_Atomic uint32_t eqr_base;      /* event w is in slot (w - base) & mask */
-	uint32_t eqr_pad1[14];
+	_Atomic uint32_t eqr_owed;      /* operations on this EQ's MDs whose END is owed */
+	uint32_t eqr_pad1[13];
 	/* written by readers */
 	_Atomic uint32_t eqr_read_seq; /* next sequence to read */
 	_Atomic uint32_t eqr_waiters;  /* readers blocked (or about to block) */
@@ -70,6 +77,7 @@ struct p3_eq_ring {
 
 static_assert(offsetof(struct p3_eq_ring, eqr_write_seq) == 64, "ring layout");
 static_assert(offsetof(struct p3_eq_ring, eqr_base) == 68, "ring layout");
+static_assert(offsetof(struct p3_eq_ring, eqr_owed) == 72, "ring layout");
 static_assert(offsetof(struct p3_eq_ring, eqr_read_seq) == 128, "ring layout");
 static_assert(offsetof(struct p3_eq_ring, eqr_slots) == 192, "ring layout");
 

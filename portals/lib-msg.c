@@ -104,8 +104,10 @@ void p3_md_op_begin_locked(struct p3_lib *lib, struct p3_md *md)
 
 	P3_ASSERT_LOCKED(lib);
 	md->md_pending++;
-	if (eq && eq->eq_obj.obj_handle == md->md_user.eq_handle)
+	if (eq && eq->eq_obj.obj_handle == md->md_user.eq_handle) {
 		eq->eq_owed++;
+		p3_eq_owed_publish(eq);
+	}
 }
 
 void p3_md_op_end_locked(struct p3_lib *lib, struct p3_md *md, ptl_event_kind_t kind,
@@ -114,9 +116,12 @@ void p3_md_op_end_locked(struct p3_lib *lib, struct p3_md *md, ptl_event_kind_t 
 	struct p3_eq *eq = md->md_eq;
 
 	P3_ASSERT_LOCKED(lib);
-	if (eq && eq->eq_obj.obj_handle == md->md_user.eq_handle && eq->eq_owed)
+	int owed = eq && eq->eq_obj.obj_handle == md->md_user.eq_handle && eq->eq_owed;
+	if (owed)
 		eq->eq_owed--;
 	p3_eq_post_locked(lib, md, kind, ei, fail, d);
+	if (owed)
+		p3_eq_owed_publish(eq);
 	md->md_pending--;
 	p3_md_maybe_unlink_locked(lib, md, ei->ei_link, d);
 }
@@ -258,11 +263,15 @@ void p3_lib_finalize(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t statu
 		if (P3_UNLIKELY(msg->msg_ack_parked)) {
 			/* SEND_END, then the ACK that overtook it, then UNLINK. */
 			struct p3_eq *eq = md->md_eq;
-			if (eq && eq->eq_obj.obj_handle == md->md_user.eq_handle && eq->eq_owed)
+			int owed = eq && eq->eq_obj.obj_handle == md->md_user.eq_handle &&
+				   eq->eq_owed;
+			if (owed)
 				eq->eq_owed--;
 			p3_eq_post_locked(lib, md, PTL_EVENT_SEND_END, &msg->msg_ev, status, &d);
 			p3_eq_post_locked(lib, md, PTL_EVENT_ACK, &msg->msg_ack_ev,
 					  (ptl_ni_fail_t)msg->msg_ack_fail, &d);
+			if (owed)
+				p3_eq_owed_publish(eq);
 			md->md_pending--;
 			p3_md_maybe_unlink_locked(lib, md, msg->msg_ack_ev.ei_link, &d);
 		} else {
@@ -288,8 +297,10 @@ void p3_lib_finalize(struct p3_lib *lib, struct p3_msg *msg, ptl_ni_fail_t statu
 		} else {
 			/* the request's hold on the MD ends; no event */
 			struct p3_eq *eq = md->md_eq;
-			if (eq && eq->eq_obj.obj_handle == md->md_user.eq_handle && eq->eq_owed)
+			if (eq && eq->eq_obj.obj_handle == md->md_user.eq_handle && eq->eq_owed) {
 				eq->eq_owed--;
+				p3_eq_owed_publish(eq);
+			}
 			md->md_pending--;
 			p3_md_maybe_unlink_locked(lib, md, msg->msg_ev.ei_link, &d);
 		}

@@ -115,6 +115,14 @@ struct p3_eq {
 	uint32_t eq_owed; /* operations started on MDs of this EQ, END not yet posted */
 };
 
+/* eq_owed as readers of the ring see it (eq_ring.h, eqr_owed): stored after
+ * the END that lowered it was written, so a reader never sees neither. */
+static inline void p3_eq_owed_publish(struct p3_eq *eq)
+{
+	if (eq)
+		atomic_store_explicit(&eq->eq_ring->eqr_owed, eq->eq_owed, memory_order_release);
+}
+
 struct p3_md {
 	struct p3_obj md_obj;
 	struct p3_me *md_me; /* NULL for PtlMDBind */

@@ -344,6 +344,20 @@ static int off_me_md_post(struct p3_lib *lib, ptl_handle_me_t base, ptl_process_
 	return rc;
 }
 
+static int posts_settle_locked(struct myri_off *o);
+
+/* A queued post the NIC would refuse (its test EQ has an event the caller
+ * had not read, or an END owed): answered PTL_MD_NO_UPDATE at once, as the
+ * waiting call would, instead of a refusal event the caller reads only at
+ * its next call -- a receive that raced a message then lost the overlap
+ * (COMB's worker pulled the message after its work, not during it). */
+static int post_failed_early(struct myri_off *o)
+{
+	atomic_fetch_add_explicit(&o->h->seg->host_counters[MYRI_H_posts_failed_early], 1,
+	                          memory_order_relaxed);
+	return PTL_MD_NO_UPDATE;
+}
+
 /* PtlMEMDPostNoWait: ME_MD_POST posted, with reserved ME and MD handles,
  * when the host can prove that only the EQ test can fail (the base ME, the
  * MD, its EQ and the test EQ as for the other posted calls); the NIC then
@@ -358,12 +372,19 @@ static int off_me_md_post_nowait(struct p3_lib *lib, ptl_handle_me_t base,
 {
 	struct myri_off *o = OFF(lib);
 	uint32_t pt = 0, want_me = 0, want_md = 0, seen = 0;
+	int fails = 0;
 	/* the EQ test is against what the caller had read of test_eq when it
 	 * called: it may read more before the NIC runs the post */
 	pthread_mutex_lock(&o->rpc_lock);
 	int ok = base != PTL_INVALID_HANDLE && off_me_can_post(o, base, 0, &pt) &&
-	         off_md_can_create(o, PTL_INVALID_HANDLE, md) && off_eq_seen(o, test_eq, &seen) &&
-	         off_pool_take(o, OFF_POOL_ME, &want_me) == 0;
+	         off_md_can_create(o, PTL_INVALID_HANDLE, md) &&
+	         off_eq_seen(o, test_eq, &seen, &fails);
+	if (ok && fails) {
+		int rc = post_failed_early(o);
+		pthread_mutex_unlock(&o->rpc_lock);
+		return rc;
+	}
+	ok = ok && off_pool_take(o, OFF_POOL_ME, &want_me) == 0;
 	if (ok && off_pool_take(o, OFF_POOL_MD, &want_md) != 0) {
 		off_pool_put_back(o, OFF_POOL_ME, want_me);
 		ok = 0;
@@ -382,16 +403,30 @@ static int off_me_md_post_nowait(struct p3_lib *lib, ptl_handle_me_t base,
 	memcpy(cmd.hdr, &a, sizeof(a));
 	cmd.offset = seen;
 	int rc = off_reg_md(o, md, &cmd);
-	if (rc == PTL_OK) {
+	/* once more just before the command goes: a message the NIC matched
+	 * meanwhile is refused here, not by the NIC (and commands queued
+	 * before a header run before it is matched: mcpd_ep_cmds_before_hdr) */
+	if (rc == PTL_OK && off_eq_test_fails(o, test_eq, seen))
+		rc = post_failed_early(o);
+	if (rc == PTL_OK)
 		rc = off_post_locked(o, MYRI_LIB_ME_MD_POST, &cmd);
-		off_reg_settle(o, &cmd, rc, want_md);
-	}
+	off_reg_settle(o, &cmd, rc, want_md);
 	if (rc == PTL_OK) {
 		off_md_note(o, want_md, want_me, md);
 		off_me_note(o, want_me, pt, unlink, want_md);
 		o->post_at = atomic_load_explicit(&o->h->seg->cmdq.tail, memory_order_relaxed);
 		*me_out = want_me;
 		*md_out = want_md;
+		/* A message the NIC matched, or is matching, between the test
+		 * above and the push (it read the queue just before): the NIC
+		 * will refuse the post.  Let it run the post now, so that the
+		 * refusal is in the test EQ when this call returns and a
+		 * caller that drains the EQ after posting takes it at once.
+		 * nic_matching is read after the push (both sequentially
+		 * consistent, as the NIC's store and its read of the queue):
+		 * one of the two sides sees the other. */
+		if (atomic_load(&o->h->seg->nic_matching) || off_eq_test_fails(o, test_eq, seen))
+			(void)posts_settle_locked(o);
 	} else { /* the NIC never saw it */
 		off_pool_put_back(o, OFF_POOL_MD, want_md);
 		off_pool_put_back(o, OFF_POOL_ME, want_me);
@@ -405,10 +440,8 @@ static int off_me_md_post_nowait(struct p3_lib *lib, ptl_handle_me_t base,
  * (mcpd_ep.c), so head past the last posted ME_MD_POST says it ran, and its
  * refusal event is in the ring; otherwise one waiting call (its answer
  * comes after every command before it). */
-static int off_me_md_post_sync(struct p3_lib *lib)
+static int posts_settle_locked(struct myri_off *o)
 {
-	struct myri_off *o = OFF(lib);
-	pthread_mutex_lock(&o->rpc_lock);
 	int rc = PTL_OK;
 	if (o->post_at &&
 	    atomic_load_explicit(&o->h->seg->cmdq.head, memory_order_acquire) < o->post_at) {
@@ -420,6 +453,14 @@ static int off_me_md_post_sync(struct p3_lib *lib)
 	}
 	if (rc == PTL_OK)
 		o->post_at = 0;
+	return rc;
+}
+
+static int off_me_md_post_sync(struct p3_lib *lib)
+{
+	struct myri_off *o = OFF(lib);
+	pthread_mutex_lock(&o->rpc_lock);
+	int rc = posts_settle_locked(o);
 	pthread_mutex_unlock(&o->rpc_lock);
 	return rc;
 }

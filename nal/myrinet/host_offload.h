@@ -30,7 +30,7 @@
 /* How often a host that polls or waits looks again at where it and its NIC
  * may run (cpu_share.c): a process pinned after PtlNIInit (COMB pins its
  * ranks after MPI_Init) gets the policy of its final placement. */
-#define OFF_POLICY_REFRESH_NS 100000000ull
+#define OFF_POLICY_REFRESH_NS 5000000ull
 
 /* Registration entries an MD holds. */
 struct off_run {
@@ -163,8 +163,12 @@ int off_me_can_post(struct myri_off *o, ptl_handle_me_t base, ptl_pt_index_t pt,
 int off_md_can_create(struct myri_off *o, ptl_handle_me_t me, const ptl_md_t *md);
 /* eq is PTL_EQ_NONE or an EQ the host allocated and did not free. */
 int off_eq_alive(struct myri_off *o, ptl_handle_eq_t eq);
-/* The same, and *seen = how many of its events the process has read. */
-int off_eq_seen(struct myri_off *o, ptl_handle_eq_t eq, uint32_t *seen);
+/* The same, *seen = how many of its events the process has read, and
+ * *fails = 1 if a post tested against it must be refused (unread event, END
+ * owed). */
+int off_eq_seen(struct myri_off *o, ptl_handle_eq_t eq, uint32_t *seen, int *fails);
+/* That test again, just before the post goes (seen from off_eq_seen). */
+int off_eq_test_fails(struct myri_off *o, ptl_handle_eq_t eq, uint32_t seen);
 int off_post_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd);
 /* off_post_locked with more MYRI_LIB_* flags (MYRI_LIB_QUIET). */
 int off_post_flags_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd,

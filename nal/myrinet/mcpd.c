@@ -28,7 +28,7 @@
 
 #define MCPD_DEFAULT_BASE_PORT    23000
 #define MCPD_DEFAULT_SPIN_US      50
-#define MCPD_SPIN_REFRESH_US      100000
+#define MCPD_SPIN_REFRESH_US      10000
 #define MCPD_DEFAULT_PEER_DEAD_MS 2000
 #define MCPD_DEFAULT_SLICE_US     100 /* sched_slice.c: the shortest the kernel grants */
 #define MCPD_MAX_SPIN_US          100000
@@ -342,7 +342,7 @@ static int poll_all(struct mcpd *nic)
 		all = 1;
 	}
 	/* hosts may be pinned after they attached (COMB pins its ranks after
-	 * MPI_Init): the spin follows their placement within 0.1 s */
+	 * MPI_Init): the spin follows their placement within 10 ms */
 	if (t - nic->spin_at >= MCPD_SPIN_REFRESH_US) {
 		nic->spin_at = t;
 		spin_update(nic);

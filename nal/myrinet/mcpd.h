@@ -87,6 +87,7 @@ struct mcpd_ep {
 	struct p3_aq await_unsent, await_sent;
 	uint32_t nawait;
 	uint32_t tx_inflight; /* sends rmpp has not completed (the host's, LIB's) */
+	int in_cmds;          /* mcpd_ep_poll_cmds is running this queue */
 	int closing;          /* the host is gone, the wire drains them (mcpd.c) */
 	uint64_t close_by;    /* ...until then at the most */
 	struct mcpd_ep *next;
@@ -138,6 +139,9 @@ struct mcpd {
 struct mcpd_ep *mcpd_ep_attach(struct mcpd *nic, int conn_fd, const struct myri_attach_req *req,
                                const int fds[3], int *status);
 int mcpd_ep_poll_cmds(struct mcpd_ep *ep);
+/* Offload: the LIB commands at the head of the queue, before a
+ * header is matched (mcpd_ep.c).  Returns how many ran. */
+int mcpd_ep_cmds_before_hdr(struct mcpd_ep *ep);
 int mcpd_ep_flush_events(struct mcpd_ep *ep);
 int mcpd_ep_resume(struct mcpd_ep *ep);
 void mcpd_ep_destroy(struct mcpd_ep *ep);

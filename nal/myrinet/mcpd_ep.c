@@ -178,8 +178,17 @@ static int wire_rx_hdr(void *arg, const struct rmpp_addr *src, const void *hdr, 
 	struct mcpd_ep *ep = arg;
 	/* an ACK or REPLY a request waited for: no longer owed */
 	mcpd_await_answer(ep, hdr, hdr_len);
-	if (ep->off) /* offload: LIB in the NIC matches it */
-		return mcpd_off_rx_hdr(ep, src, hdr, hdr_len, msg_len, acc);
+	if (ep->off) { /* offload: LIB in the NIC matches it */
+		/* nic_matching before the queue is read (both sequentially
+		 * consistent, as the host's push and its look at this word):
+		 * a post the host pushed too late for the queue's read below
+		 * sees it set, or the END the match owes (host_offload.c) */
+		atomic_store(&ep->seg->nic_matching, 1);
+		mcpd_ep_cmds_before_hdr(ep);
+		int v = mcpd_off_rx_hdr(ep, src, hdr, hdr_len, msg_len, acc);
+		atomic_store_explicit(&ep->seg->nic_matching, 0, memory_order_release);
+		return v;
+	}
 	memset(acc, 0, sizeof(*acc));
 	uint32_t slot = MCPD_RX_SLOTS;
 	for (uint32_t i = 0; i < MCPD_RX_SLOTS; i++) {
@@ -375,6 +384,7 @@ int mcpd_ep_poll_cmds(struct mcpd_ep *ep)
 		return 0;
 	}
 	int n = 0;
+	ep->in_cmds = 1;
 	for (; head != tail; head++, n++) {
 		struct myri_cmd cmd;
 		memcpy(&cmd, &ep->seg->cmd[head % MYRI_CMDQ_LEN], sizeof(cmd));
@@ -383,6 +393,52 @@ int mcpd_ep_poll_cmds(struct mcpd_ep *ep)
 		 * effects and events (PtlMEMDPostSync, README §1.3) */
 		atomic_store_explicit(&ep->seg->cmdq.head, head + 1, memory_order_release);
 	}
+	ep->in_cmds = 0;
+	return n;
+}
+
+/* A LIB command that may run from inside the wire's header upcall: any
+ * but OPEN and CLOSE (which make and destroy that wire).  LIB's sends from
+ * there are safe: rmpp queues a send made inside its progress, as it does
+ * the ACKs and REPLYs LIB sends from its upcalls. */
+static int cmd_runs_in_upcall(const struct myri_cmd *cmd)
+{
+	return cmd->op == MYRI_CMD_LIB && mcpd_cmd_check(cmd) == 0 &&
+	       cmd->lib_op != MYRI_LIB_OPEN && cmd->lib_op != MYRI_LIB_CLOSE;
+}
+
+/* Offload: a header is about to be matched.  The LIB commands the host
+ * queued before it run first (up to one that is not: the next pass runs
+ * that one and the rest).
+ * Why: the loop polls the queue and then reads the wire, so a receive the
+ * host posted while a pass was reading frames met a message that arrived
+ * at the same moment as if it had come first: its conditional post
+ * (PtlMEMDPostNoWait) was refused, and the host learned of that only at
+ * its next Portals call -- in COMB's post-work-wait, after the work, which
+ * then pulled the message instead of overlapping it (13-30 % of the
+ * worker's receives were refused).  Nothing reorders: the commands run in
+ * queue order, all before a message the NIC had not yet looked at. */
+int mcpd_ep_cmds_before_hdr(struct mcpd_ep *ep)
+{
+	if (ep->in_cmds || ep->dead || ep->closing)
+		return 0;
+	uint64_t head = atomic_load_explicit(&ep->seg->cmdq.head, memory_order_relaxed);
+	uint64_t tail = atomic_load(&ep->seg->cmdq.tail); /* after nic_matching: seq_cst */
+	if (tail - head > MYRI_CMDQ_LEN) /* mcpd_ep_poll_cmds fails the endpoint */
+		return 0;
+	int n = 0;
+	ep->in_cmds = 1;
+	for (; head != tail; head++, n++) {
+		struct myri_cmd cmd;
+		memcpy(&cmd, &ep->seg->cmd[head % MYRI_CMDQ_LEN], sizeof(cmd));
+		if (!cmd_runs_in_upcall(&cmd))
+			break;
+		cmd_execute(ep, &cmd);
+		atomic_store_explicit(&ep->seg->cmdq.head, head + 1, memory_order_release);
+	}
+	ep->in_cmds = 0;
+	if (n)
+		mcpd_count(ep, MYRI_C_cmds_before_hdr, (uint64_t)n);
 	return n;
 }
 

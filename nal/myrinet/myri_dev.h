@@ -24,7 +24,7 @@
 #define MYRI_MAGIC 0x4d595249u /* "MYRI" */
 /* bumped on any layout change (3: lib counters; 4: quiet calls, posted
  * ME_MD_POST; 5: host registers lib_waits, lib_wait_ns) */
-#define MYRI_VERSION 5u
+#define MYRI_VERSION 6u
 
 #define MYRI_CMDQ_LEN 1024u  /* command entries (power of two) */
 #define MYRI_EVTQ_LEN 2048u  /* event entries (power of two) */
@@ -260,7 +260,8 @@ _Static_assert(sizeof(struct myri_lib_handles) <= MYRI_HDR_LEN, "fits a command"
 	X(lib_posted)                                                                              \
 	X(lib_posted_failed)                                                                       \
 	X(lib_posted_quiet_failed)                                                                 \
-	X(lib_posts_refused)
+	X(lib_posts_refused)                                                                       \
+	X(cmds_before_hdr)
 
 enum myri_counter {
 #define MYRI_COUNTER_ENUM(n) MYRI_C_##n,
@@ -275,13 +276,16 @@ enum myri_counter {
  * handling events in them (wall clock, per pass: from the first event
  * taken to the last), zero unless PTL_PROGRESS=interrupt; LIB calls whose
  * answer the host waited for, and nanoseconds in those waits (wall clock),
- * zero unless PTL_PROGRESS=offload. */
+ * zero unless PTL_PROGRESS=offload; and conditional posts
+ * (PtlMEMDPostNoWait) the host answered PTL_MD_NO_UPDATE itself, as the NIC
+ * would have refused them (an unread event or an END owed in the test EQ). */
 #define MYRI_HOST_COUNTERS(X)                                                                      \
 	X(intr_handled)                                                                            \
 	X(intr_hdrs)                                                                               \
 	X(handler_ns)                                                                              \
 	X(lib_waits)                                                                               \
-	X(lib_wait_ns)
+	X(lib_wait_ns)                                                                             \
+	X(posts_failed_early)
 
 enum myri_host_counter {
 #define MYRI_HOST_COUNTER_ENUM(n) MYRI_H_##n,
@@ -316,7 +320,7 @@ struct myri_seg {
 	_Atomic uint32_t nic_sleeping;           /* NIC blocks: ring the doorbell */
 	_Atomic uint32_t host_sleeping;          /* host threads blocked: raise the interrupt */
 	_Atomic uint32_t nic_state;              /* 1 running, 2 endpoint failed */
-	uint32_t reserved2;
+	_Atomic uint32_t nic_matching; /* offload: the NIC is matching a header of this endpoint */
 	_Atomic uint64_t counters[MYRI_NCOUNTERS]; /* this endpoint's, NIC-written */
 	struct myri_ring_idx cmdq;
 	struct myri_ring_idx evtq;

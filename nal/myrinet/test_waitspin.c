@@ -5,7 +5,7 @@
  * NIC_CPU by test_waitspin.sh) on this process's only CPU it is 0 (waits
  * sleep at once), with this process on another CPU it is P3_MYRI_SPIN_US
  * (20 by default), unpinned (the NIC may share) it is a yielding spin's
- * budget (> 0); the answer changes within the host's policy refresh (0.1 s)
+ * budget (> 0); the answer changes within the host's policy refresh (5 ms)
  * after sched_setaffinity.  A PtlEQPoll with a 5 ms timeout on an empty
  * queue still returns PTL_EQ_EMPTY after about 5 ms in the sleeping case.
  * Exit 0 pass, 1 fail, 77 skip (fewer than 2 CPUs).  Usage: test_waitspin NIC_CPU.
@@ -33,13 +33,13 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof(s), &s);
 }
 
-/* PtlNIWaitSpin after the host's policy refresh (0.1 s) has seen the mask */
+/* PtlNIWaitSpin after the host's policy refresh (5 ms) has seen the mask */
 static unsigned int spin_after_pin(ptl_handle_ni_t ni, int cpu)
 {
 	unsigned int us = 12345;
 	if (pin(cpu) != 0)
 		return 12345;
-	struct timespec d = {0, 150 * 1000 * 1000};
+	struct timespec d = {0, 20 * 1000 * 1000}; /* > the 5 ms refresh */
 	nanosleep(&d, NULL);
 	if (PtlNIWaitSpin(ni, &us) != PTL_OK)
 		return 12345;
