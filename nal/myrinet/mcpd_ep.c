@@ -373,30 +373,6 @@ static void cmd_execute(struct mcpd_ep *ep, const struct myri_cmd *cmd)
 	}
 }
 
-int mcpd_ep_poll_cmds(struct mcpd_ep *ep)
-{
-	uint64_t head = atomic_load_explicit(&ep->seg->cmdq.head, memory_order_relaxed);
-	uint64_t tail = atomic_load_explicit(&ep->seg->cmdq.tail, memory_order_acquire);
-	if (tail - head > MYRI_CMDQ_LEN) { /* a tail no producer could have written */
-		mcpd_count(ep, MYRI_C_cmds_rejected, 1);
-		atomic_store(&ep->seg->nic_state, MYRI_NIC_FAILED);
-		ep->dead = 1;
-		return 0;
-	}
-	int n = 0;
-	ep->in_cmds = 1;
-	for (; head != tail; head++, n++) {
-		struct myri_cmd cmd;
-		memcpy(&cmd, &ep->seg->cmd[head % MYRI_CMDQ_LEN], sizeof(cmd));
-		cmd_execute(ep, &cmd);
-		/* after it ran: a host that sees head past a command sees its
-		 * effects and events (PtlMEMDPostSync, README §1.3) */
-		atomic_store_explicit(&ep->seg->cmdq.head, head + 1, memory_order_release);
-	}
-	ep->in_cmds = 0;
-	return n;
-}
-
 /* A LIB command that may run from inside the wire's header upcall: any
  * but OPEN and CLOSE (which make and destroy that wire).  LIB's sends from
  * there are safe: rmpp queues a send made inside its progress, as it does
@@ -407,6 +383,42 @@ static int cmd_runs_in_upcall(const struct myri_cmd *cmd)
 	       cmd->lib_op != MYRI_LIB_OPEN && cmd->lib_op != MYRI_LIB_CLOSE;
 }
 
+/* Run the queued commands in order; in_upcall: only while they may run
+ * inside the header upcall (the next pass runs the rest).  The tail is read
+ * sequentially consistent: after nic_matching is set (wire_rx_hdr). */
+static int cmds_run(struct mcpd_ep *ep, int in_upcall)
+{
+	uint64_t head = atomic_load_explicit(&ep->seg->cmdq.head, memory_order_relaxed);
+	uint64_t tail = atomic_load(&ep->seg->cmdq.tail);
+	if (tail - head > MYRI_CMDQ_LEN) { /* a tail no producer could have written */
+		if (!in_upcall) {
+			mcpd_count(ep, MYRI_C_cmds_rejected, 1);
+			atomic_store(&ep->seg->nic_state, MYRI_NIC_FAILED);
+			ep->dead = 1;
+		}
+		return 0;
+	}
+	int n = 0;
+	ep->in_cmds = 1;
+	for (; head != tail; head++, n++) {
+		struct myri_cmd cmd;
+		memcpy(&cmd, &ep->seg->cmd[head % MYRI_CMDQ_LEN], sizeof(cmd));
+		if (in_upcall && !cmd_runs_in_upcall(&cmd))
+			break;
+		cmd_execute(ep, &cmd);
+		/* after it ran: a host that sees head past a command sees its
+		 * effects and events (PtlMEMDPostSync, README §1.3) */
+		atomic_store_explicit(&ep->seg->cmdq.head, head + 1, memory_order_release);
+	}
+	ep->in_cmds = 0;
+	return n;
+}
+
+int mcpd_ep_poll_cmds(struct mcpd_ep *ep)
+{
+	return cmds_run(ep, 0);
+}
+
 /* Offload: a header is about to be matched.  The LIB commands the host
  * queued before it run first (up to one that is not: the next pass runs
  * that one and the rest).
@@ -415,28 +427,16 @@ static int cmd_runs_in_upcall(const struct myri_cmd *cmd)
  * at the same moment as if it had come first: its conditional post
  * (PtlMEMDPostNoWait) was refused, and the host learned of that only at
  * its next Portals call -- in COMB's post-work-wait, after the work, which
- * then pulled the message instead of overlapping it (13-30 % of the
- * worker's receives were refused).  Nothing reorders: the commands run in
- * queue order, all before a message the NIC had not yet looked at. */
+ * then pulled the message instead of overlapping it.  Worse, a put could
+ * overtake the target's posted ME_INSERT/MD_ATTACH, queued before the
+ * target told the initiator to go, and be dropped (README §2.2).  Nothing
+ * reorders: the commands run in queue order, all before a message the NIC
+ * had not yet looked at. */
 int mcpd_ep_cmds_before_hdr(struct mcpd_ep *ep)
 {
 	if (ep->in_cmds || ep->dead || ep->closing)
 		return 0;
-	uint64_t head = atomic_load_explicit(&ep->seg->cmdq.head, memory_order_relaxed);
-	uint64_t tail = atomic_load(&ep->seg->cmdq.tail); /* after nic_matching: seq_cst */
-	if (tail - head > MYRI_CMDQ_LEN) /* mcpd_ep_poll_cmds fails the endpoint */
-		return 0;
-	int n = 0;
-	ep->in_cmds = 1;
-	for (; head != tail; head++, n++) {
-		struct myri_cmd cmd;
-		memcpy(&cmd, &ep->seg->cmd[head % MYRI_CMDQ_LEN], sizeof(cmd));
-		if (!cmd_runs_in_upcall(&cmd))
-			break;
-		cmd_execute(ep, &cmd);
-		atomic_store_explicit(&ep->seg->cmdq.head, head + 1, memory_order_release);
-	}
-	ep->in_cmds = 0;
+	int n = cmds_run(ep, 1);
 	if (n)
 		mcpd_count(ep, MYRI_C_cmds_before_hdr, (uint64_t)n);
 	return n;
