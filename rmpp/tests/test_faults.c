@@ -750,6 +750,33 @@ START_TEST(t_solicited_faults)
 }
 END_TEST
 
+/* A solicited eager message of 200 KiB in 1500-byte frames is ~140 frames
+ * against a credit of 8: the sender stalls inside it again and again, and
+ * the receiver's in-order pass hands credit back as it reassembles. */
+START_TEST(t_solicited_small_credit)
+{
+	struct rmpp_config cfg;
+	rmpp_config_init(&cfg);
+	cfg.mtu = 1500;
+	cfg.rx_min_credit = 8;
+	cfg.rx_pool = 0;
+	h_pair_fini(&A, &B);
+	h_ep_init(&A, &cfg, 0, 1);
+	h_ep_init(&B, &cfg, 0, 2);
+	set_faults("drop=0.02,seed=75", "drop=0.02,seed=76");
+	for (unsigned i = 0; i < 10; i++)
+		ck_assert_int_eq(h_send_flags(&A, &B, 200 << 10, RMPP_SEND_SOLICITED), 0);
+	ck_assert(h_run_pair(&A, &B, 10, 30000));
+	check_clean(&B, 10);
+	h_counters(&A, &ca);
+	h_counters(&B, &cb);
+	ck_assert_uint_eq(ca.solicited_eager, 10);
+	ck_assert_uint_gt(ca.credit_stalls, 0);
+	ck_assert_uint_gt(cb.fault_drops, 0);
+	ck_assert_uint_eq(cb.malformed_drops, 0);
+}
+END_TEST
+
 int main(void)
 {
 	const struct TTest *tests[] = {t_loss_1pct,
@@ -779,6 +806,7 @@ int main(void)
 	                               t_wrap_under_loss,
 	                               t_garbage_frames,
 	                               t_solicited_faults,
+	                               t_solicited_small_credit,
 	                               NULL};
 	return h_run_tests("rmpp-faults", setup, teardown, 60, tests);
 }
