@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* ep_send.c - the send entry points (rmpp_send, rmpp_send_lazy,
- * rmpp_send_carry) and rmpp_peer_resume: validate, queue on the peer's
- * connection, and send at once unless called from inside progress. */
+ * rmpp_send_carry, rmpp_send_flags) and rmpp_peer_resume: validate, queue on
+ * the peer's connection, and send at once unless called from inside
+ * progress. */
 #include "rmpp_int.h"
 
 #include <string.h>
@@ -22,12 +23,23 @@ static void entry_leave(struct rmpp_ep *ep)
 		rmpp_wakeup(ep);
 }
 
+/* RTS/CTS above EAGER_LIMIT, except for a solicited message up to
+ * SOLICITED_EAGER_MAX: its receiver is waiting for exactly these bytes, so a
+ * CTS would only cost a round trip (rmpp.h, RMPP_SEND_SOLICITED). */
+static bool send_rndv(const struct rmpp_ep *ep, uint64_t len, unsigned flags)
+{
+	if (len <= ep->cfg.eager_limit)
+		return false;
+	return !(flags & RMPP_SEND_SOLICITED) || len > ep->cfg.solicited_eager_max;
+}
+
 static int send_common(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
                        size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
-                       uint64_t len, void *cookie, bool lazy, size_t carry_len)
+                       uint64_t len, void *cookie, bool lazy, size_t carry_len, unsigned flags)
 {
-	if (hdr_len > RMPP_MAX_HDR || len > UINT32_MAX || (hdr_len && !hdr) ||
-	    (len && (!iov || !niov)) || peer->ra_link != ep->link.self.ra_link)
+	if ((flags & ~(unsigned)RMPP_SEND_SOLICITED) || hdr_len > RMPP_MAX_HDR ||
+	    len > UINT32_MAX || (hdr_len && !hdr) || (len && (!iov || !niov)) ||
+	    peer->ra_link != ep->link.self.ra_link)
 		return -EINVAL;
 	RMPP_PP_MARK(ep, RMPP_PP_SEND);
 	uint64_t total = 0;
@@ -68,11 +80,13 @@ static int send_common(struct rmpp_ep *ep, const struct rmpp_addr *peer, const v
 		pthread_mutex_unlock(&ep->lock);
 		return rc;
 	}
-	m->rndv = len > ep->cfg.eager_limit;
+	m->rndv = send_rndv(ep, len, flags);
 	if (m->rndv)
 		ep->ctr.rndv_msgs++;
 	else
 		ep->ctr.eager_msgs++;
+	if (!m->rndv && len > ep->cfg.eager_limit)
+		ep->ctr.solicited_eager++;
 	m->anext = c->tx_all;
 	if (c->tx_all)
 		c->tx_all->aprev = m;
@@ -101,22 +115,30 @@ static int send_common(struct rmpp_ep *ep, const struct rmpp_addr *peer, const v
 int rmpp_send(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr, size_t hdr_len,
               const struct iovec *iov, size_t niov, uint64_t offset, uint64_t len, void *cookie)
 {
-	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, false, 0);
+	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, false, 0, 0);
 }
 
 int rmpp_send_lazy(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
                    size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
                    uint64_t len, void *cookie)
 {
-	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, true, 0);
+	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, true, 0, 0);
 }
 
 int rmpp_send_carry(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
                     size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
                     uint64_t len, void *cookie, size_t carry_len)
 {
-	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, false,
-	                   carry_len);
+	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, false, carry_len,
+	                   0);
+}
+
+int rmpp_send_flags(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
+                    size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
+                    uint64_t len, void *cookie, size_t carry_len, unsigned flags)
+{
+	return send_common(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie, false, carry_len,
+	                   flags);
 }
 
 int rmpp_peer_resume(struct rmpp_ep *ep, const struct rmpp_addr *peer)

@@ -453,6 +453,43 @@ static void rx_rdata(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_
 	}
 }
 
+/* EAGER_CONT in PSN order: data NULL if eager_place() put it in already. */
+static void rx_eager_cont(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt,
+                          uint32_t msn, uint32_t offset, const uint8_t *data, uint32_t len)
+{
+	struct rmpp_rxmsg *rx = c->rx_eager;
+	if (!rx || rx->msn != msn || offset != rx->rcvd || (uint64_t)offset + len > rx->len) {
+		if (pkt)
+			rx_protocol_error(ep, c, pkt, "EAGER_CONT out of sequence");
+		else
+			ep->ctr.malformed_drops++;
+		return;
+	}
+	if (data)
+		scatter(rx, offset, data, len);
+	rx->rcvd += len;
+	if (rx->rcvd >= rx->len) {
+		c->rx_eager = NULL;
+		rx_complete(ep, rx, 0);
+	}
+}
+
+/* An eager message above EAGER_LIMIT (a solicited one: a Portals REPLY of up
+ * to SOLICITED_EAGER_MAX) is as long as a rendezvous, and what waits behind
+ * a hole in it goes to its buffer at once as RDATA does (below).  Its
+ * EAGER_FIRST was consumed, so the buffer is known; bytes beyond the message
+ * are refused (kept whole, then reported by the in-order pass). */
+static bool eager_place(struct rmpp_conn *c, const struct rmpp_pkt *pkt)
+{
+	struct rmpp_rxmsg *rx = c->rx_eager;
+	const struct rmpp_msghdr *m = &pkt->m;
+	if (!rx || rx->msn != m->msn || m->offset < rx->rcvd ||
+	    (uint64_t)m->offset + pkt->data_len > rx->len)
+		return false;
+	scatter(rx, m->offset, pkt->data, pkt->data_len);
+	return true;
+}
+
 /* Out-of-order RDATA is most of what a loss leaves behind its hole in a
  * stream: copying each such frame into a reorder slot and again into the
  * message later doubled the receiver's copying (at 1 % loss nearly every
@@ -463,7 +500,11 @@ bool rmpp_msg_rdata_place(struct rmpp_ep *ep, struct rmpp_conn *c, const struct 
 	const struct rmpp_msghdr *m = &pkt->m;
 	struct rmpp_rxmsg *rx = c->rx_rndv;
 	(void)ep;
-	if (!(pkt->flags & RMPP_F_MSG) || m->mop != RMPP_MOP_RDATA)
+	if (!(pkt->flags & RMPP_F_MSG))
+		return false;
+	if (m->mop == RMPP_MOP_EAGER_CONT)
+		return eager_place(c, pkt);
+	if (m->mop != RMPP_MOP_RDATA)
 		return false;
 	while (rx && rx->msn != m->msn)
 		rx = rx->next;
@@ -476,7 +517,11 @@ bool rmpp_msg_rdata_place(struct rmpp_ep *ep, struct rmpp_conn *c, const struct 
 void rmpp_msg_rdata_placed(struct rmpp_ep *ep, struct rmpp_conn *c, uint32_t msn, uint32_t offset,
                            uint32_t len)
 {
-	rx_rdata(ep, c, NULL, msn, offset, NULL, len);
+	/* msns are unique per direction: the eager message or an RDATA one */
+	if (c->rx_eager && c->rx_eager->msn == msn)
+		rx_eager_cont(ep, c, NULL, msn, offset, NULL, len);
+	else
+		rx_rdata(ep, c, NULL, msn, offset, NULL, len);
 }
 
 int rmpp_msg_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt)
@@ -487,20 +532,9 @@ int rmpp_msg_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *
 	case RMPP_MOP_EAGER_FIRST:
 	case RMPP_MOP_RTS:
 		return rx_first(ep, c, pkt);
-	case RMPP_MOP_EAGER_CONT: {
-		struct rmpp_rxmsg *rx = c->rx_eager;
-		if (!rx || rx->msn != m->msn || m->offset != rx->rcvd) {
-			rx_protocol_error(ep, c, pkt, "EAGER_CONT out of sequence");
-			return 0;
-		}
-		scatter(rx, m->offset, pkt->data, pkt->data_len);
-		rx->rcvd += pkt->data_len;
-		if (rx->rcvd >= rx->len) {
-			c->rx_eager = NULL;
-			rx_complete(ep, rx, 0);
-		}
+	case RMPP_MOP_EAGER_CONT:
+		rx_eager_cont(ep, c, pkt, m->msn, m->offset, pkt->data, pkt->data_len);
 		return 0;
-	}
 	case RMPP_MOP_RDATA:
 		rx_rdata(ep, c, pkt, m->msn, m->offset, pkt->data, pkt->data_len);
 		return 0;

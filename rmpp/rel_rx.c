@@ -4,8 +4,8 @@
  * connection enters here (rmpp_rel_rx); DATA is handed to the message layer
  * strictly in PSN order, out-of-order packets (and packets arriving while
  * the message layer is stalled) are copied into reorder slots, out-of-order
- * RDATA is placed at once; duplicates and window overruns are counted and
- * answered with an (D)SACK.  All functions run with ep->lock held.
+ * RDATA and EAGER_CONT are placed at once; duplicates and window overruns
+ * are counted and answered with an (D)SACK.  All functions run with ep->lock held.
  */
 #include "rmpp_rel.h"
 

@@ -103,6 +103,9 @@ int rmpp_iface_ipv4(const char *ifname, uint32_t *ip);
 	  "clipped to the interface MTU, the peer's offer and the HELLO probes")                   \
 	X(EAGER_LIMIT, eager_limit, 16384, 0, 1048576,                                             \
 	  "messages up to this size are sent eagerly, larger ones by RTS/CTS")                     \
+	X(SOLICITED_EAGER_MAX, solicited_eager_max, 262144, 0, 1048576,                            \
+	  "a message sent with RMPP_SEND_SOLICITED (the Portals NALs' REPLYs) goes eagerly up to " \
+	  "this size, above EAGER_LIMIT: no RTS/CTS round trip; larger ones by RTS/CTS; 0 = off")  \
 	X(GRANT, grant, 262144, 1024, 1073741824,                                                  \
 	  "bytes granted per CTS; the next CTS is sent when half is consumed")                     \
 	X(TX_WINDOW, tx_window, 1024, 16, 65536,                                                   \
@@ -232,7 +235,9 @@ void rmpp_config_print(const struct rmpp_config *cfg, FILE *out);
 	X(replay_drops, "frames dropped: authentic but replayed (P3_RMPP_AUTH: seq seen or old)") \
 	X(dsock_errors, "udp: connected send sockets that could not be opened (no ephemeral port...): bound socket used") \
 	X(ether_rx_dropped, "ether: frames the kernel dropped for this socket (receive ring or buffer full; PACKET_STATISTICS)") \
-	X(retx_echo, "resends of a packet the peer, still talking, has not acknowledged for an RTO")
+	X(retx_echo, "resends of a packet the peer, still talking, has not acknowledged for an RTO") \
+	X(solicited_eager, "messages above EAGER_LIMIT sent eagerly because solicited "           \
+	  "(RMPP_SEND_SOLICITED, up to SOLICITED_EAGER_MAX); also counted in eager_msgs")
 
 struct rmpp_counters {
 #define RMPP_COUNTER_FIELD(name, help) uint64_t name;
@@ -386,6 +391,17 @@ int rmpp_send_lazy(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void 
 		   size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
 		   uint64_t len, void *cookie);
 
+/* Flags of rmpp_send_flags(). */
+enum rmpp_send_flag {
+	/* The receiver asked for exactly this message and its buffer is waiting
+	 * (a Portals REPLY answers a GET): send it eagerly up to
+	 * SOLICITED_EAGER_MAX bytes even above EAGER_LIMIT.  The RTS/CTS round
+	 * trip would only add latency; the receive side takes an eager message
+	 * of any length (up to 1 MiB is tested).  Larger messages still go by
+	 * RTS/CTS, so one reply cannot flood the peer's reorder slots. */
+	RMPP_SEND_SOLICITED = 1u << 0,
+};
+
 /*
  * rmpp_send() that takes held messages along inside this one.  While the
  * oldest message held for PEER by rmpp_send_lazy() has no payload, a header
@@ -402,6 +418,12 @@ int rmpp_send_lazy(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void 
 int rmpp_send_carry(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
 		    size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
 		    uint64_t len, void *cookie, size_t carry_len);
+
+/* rmpp_send_carry() (carry_len 0: rmpp_send()) with enum rmpp_send_flag
+ * FLAGS; -EINVAL for an unknown flag. */
+int rmpp_send_flags(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
+		    size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
+		    uint64_t len, void *cookie, size_t carry_len, unsigned flags);
 
 /* A connection that deferred a header (RMPP_RX_DEFER) may continue: the
  * header is offered again from inside this call.  0, or -ENOENT. */

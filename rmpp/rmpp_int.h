@@ -494,8 +494,9 @@ void rmpp_conn_fail(struct rmpp_ep *ep, struct rmpp_conn *c, enum rmpp_peer_even
 /* msg.c - message layer */
 /* Deliver one in-order packet; returns 0 consumed, 1 stalled (deferred). */
 int rmpp_msg_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt);
-/* RDATA ahead of a hole: place its bytes now if its message is known and the
- * range lies in its grant (returns true); rmpp_msg_rdata_placed() accounts
+/* RDATA (or EAGER_CONT of the eager message being received) ahead of a hole:
+ * place its bytes now if its message is known and the range lies in its
+ * grant (in the message) (returns true); rmpp_msg_rdata_placed() accounts
  * for them in PSN order. */
 bool rmpp_msg_rdata_place(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt);
 void rmpp_msg_rdata_placed(struct rmpp_ep *ep, struct rmpp_conn *c, uint32_t msn, uint32_t offset,

@@ -53,7 +53,10 @@ static struct {
 	X(retx_fast)                                                                               \
 	X(retx_rto)                                                                                \
 	X(retx_tlp)                                                                                \
-	X(probes_tx)
+	X(probes_tx)                                                                               \
+	X(eager_msgs)                                                                              \
+	X(rndv_msgs)                                                                               \
+	X(solicited_eager)
 
 /* SIGTERM and SIGINT are blocked but inside epoll_pwait (with this mask):
  * a signal landing between the loop's stop check and a blocking wait would

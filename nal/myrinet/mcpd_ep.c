@@ -9,6 +9,8 @@
  */
 #include "mcpd.h"
 
+#include "nal.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -293,6 +295,16 @@ static void wire_tx_done(void *arg, void *cookie, int status, uint64_t accepted)
 	free(tx);
 }
 
+/* The host's LIB (interrupt and app modes) sends REPLYs through here too:
+ * they go eagerly, the initiator's MD waits for exactly these bytes. */
+static unsigned cmd_send_flags(const struct myri_cmd *cmd)
+{
+	struct p3_hdr h;
+	if (!cmd->len || p3_hdr_unpack(cmd->hdr, MYRI_HDR_LEN, &h) != 0)
+		return 0;
+	return h.type == P3_MSG_REPLY ? RMPP_SEND_SOLICITED : 0;
+}
+
 static int cmd_send(struct mcpd_ep *ep, const struct myri_cmd *cmd)
 {
 	struct iovec *src;
@@ -324,8 +336,8 @@ static int cmd_send(struct mcpd_ep *ep, const struct myri_cmd *cmd)
 	if (rc == 0) {
 		mcpd_await_add(ep, &to, cmd->hdr, tx);
 		ep->tx_inflight++; /* before: its tx_done may come from inside */
-		rc = rmpp_send(ep->wire, &to, cmd->hdr, MYRI_HDR_LEN, &tx->iov, cmd->len ? 1 : 0, 0,
-		               cmd->len, tx);
+		rc = rmpp_send_flags(ep->wire, &to, cmd->hdr, MYRI_HDR_LEN, &tx->iov,
+		                     cmd->len ? 1 : 0, 0, cmd->len, tx, 0, cmd_send_flags(cmd));
 		if (rc) {
 			ep->tx_inflight--;
 			mcpd_await_sent(ep, tx, rc);

@@ -274,8 +274,10 @@ static int nic_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr,
 	if (rc == 0) {
 		mcpd_await_add(ep, &to, wire, op); /* an ACK or REPLY is owed: watched */
 		ep->tx_inflight++;                 /* a gone host's sends drain (mcpd.c) */
-		rc = rmpp_send(ep->wire, &to, wire, MYRI_HDR_LEN, &op->buf_iov, len ? 1 : 0, 0, len,
-		               op);
+		/* a REPLY goes eagerly: the initiator's MD waits for it (rmpp.h) */
+		unsigned flags = hdr->type == P3_MSG_REPLY ? RMPP_SEND_SOLICITED : 0;
+		rc = rmpp_send_flags(ep->wire, &to, wire, MYRI_HDR_LEN, &op->buf_iov, len ? 1 : 0,
+		                     0, len, op, 0, flags);
 		if (rc) {
 			ep->tx_inflight--;
 			mcpd_await_sent(ep, op, rc);

@@ -98,9 +98,13 @@ int rnal_send(void *priv, struct p3_msg *msg, const struct p3_hdr *hdr, const st
 				      msg);
 	/* ...and when that answer goes, it carries the held ACKs in its own
 	 * header (recv.c unpacks them): one datagram, one receive, instead of
-	 * a second frame the peer reads before it sees its answer. */
-	rc = rmpp_send_carry(rn->rn_ep, &to, wire, sizeof(wire), iov, niov, offset, len, msg,
-			     P3_HDR_WIRE_LEN);
+	 * a second frame the peer reads before it sees its answer.  A REPLY
+	 * goes eagerly (up to P3_RMPP_SOLICITED_EAGER_MAX): the initiator asked
+	 * for exactly these bytes and its MD waits, so an RTS/CTS would only
+	 * add a round trip to the get. */
+	unsigned flags = hdr->type == P3_MSG_REPLY ? RMPP_SEND_SOLICITED : 0;
+	rc = rmpp_send_flags(rn->rn_ep, &to, wire, sizeof(wire), iov, niov, offset, len, msg,
+			     P3_HDR_WIRE_LEN, flags);
 	if (rc && want_ack)
 		rnal_ackwait_sent(rn, msg, rc); /* drops the record */
 	return rc;

@@ -294,10 +294,10 @@ void h_pair_fini(struct h_ep *a, struct h_ep *b)
 	}
 }
 
-enum h_how { H_PLAIN, H_LAZY, H_CARRY };
+enum h_how { H_PLAIN, H_LAZY, H_CARRY, H_FLAGS };
 
 static int send_seq(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len,
-		    enum h_how how)
+		    enum h_how how, unsigned flags)
 {
 	struct h_hdr hh = {.magic = H_MAGIC, .seq = h->sent_seq, .len = len};
 	unsigned char hdr[RMPP_MAX_HDR + 16]; /* room for the oversize case */
@@ -321,7 +321,9 @@ static int send_seq(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_le
 	int rc = how == H_CARRY ? rmpp_send_carry(h->ep, &to->addr, hdr, hdr_len, iov, 3, 3, len, t,
 						  sizeof(hh))
 		 : how == H_LAZY ? rmpp_send_lazy(h->ep, &to->addr, hdr, hdr_len, iov, 3, 3, len, t)
-				 : rmpp_send(h->ep, &to->addr, hdr, hdr_len, iov, 3, 3, len, t);
+		 : how == H_FLAGS
+		         ? rmpp_send_flags(h->ep, &to->addr, hdr, hdr_len, iov, 3, 3, len, t, 0, flags)
+		         : rmpp_send(h->ep, &to->addr, hdr, hdr_len, iov, 3, 3, len, t);
 	if (rc == 0)
 		h->sent_seq++;
 	else {
@@ -333,17 +335,22 @@ static int send_seq(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_le
 
 int h_send(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len)
 {
-	return send_seq(h, to, len, hdr_len, H_PLAIN);
+	return send_seq(h, to, len, hdr_len, H_PLAIN, 0);
 }
 
 int h_send_lazy(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len)
 {
-	return send_seq(h, to, len, hdr_len, H_LAZY);
+	return send_seq(h, to, len, hdr_len, H_LAZY, 0);
 }
 
 int h_send_carry(struct h_ep *h, struct h_ep *to, uint64_t len)
 {
-	return send_seq(h, to, len, 16, H_CARRY);
+	return send_seq(h, to, len, 16, H_CARRY, 0);
+}
+
+int h_send_flags(struct h_ep *h, struct h_ep *to, uint64_t len, unsigned flags)
+{
+	return send_seq(h, to, len, 16, H_FLAGS, flags);
 }
 
 bool h_run(struct h_ep **eps, int n, h_cond_fn cond, void *arg, int timeout_ms)

@@ -57,6 +57,8 @@ int h_send_lazy(struct h_ep *h, struct h_ep *to, uint64_t len, size_t hdr_len);
 /* The same through rmpp_send_carry() with carry_len 16 (the receiver needs
  * carry set to unpack what was carried). */
 int h_send_carry(struct h_ep *h, struct h_ep *to, uint64_t len);
+/* The same through rmpp_send_flags() (16-byte header, no carrying). */
+int h_send_flags(struct h_ep *h, struct h_ep *to, uint64_t len, unsigned flags);
 /* Drive all endpoints until cond(arg) or timeout; returns true if cond. */
 typedef bool (*h_cond_fn)(void *arg);
 bool h_run(struct h_ep **eps, int n, h_cond_fn cond, void *arg, int timeout_ms);

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -467,6 +468,86 @@ START_TEST(t_watch_alive)
 }
 END_TEST
 
+/* A CTS arriving at A: a solicited eager message must not cost one. */
+static int count_cts(void *arg, const struct rmpp_fault_view *v)
+{
+	if (v->type == RMPP_PKT_DATA && v->mop == RMPP_MOP_CTS)
+		(*(unsigned *)arg)++;
+	return RMPP_FAULT_PASS;
+}
+
+/* RMPP_SEND_SOLICITED (a Portals REPLY): eager above EAGER_LIMIT up to
+ * SOLICITED_EAGER_MAX, no CTS; above the cap, or unsolicited, RTS/CTS. */
+START_TEST(t_solicited)
+{
+	unsigned cts = 0;
+	struct rmpp_counters ca;
+	rmpp_fault_set_hook(A.ep, count_cts, &cts);
+	const uint64_t max = A.cfg.solicited_eager_max;
+	ck_assert_uint_eq(max, 262144);
+	const uint64_t sizes[] = {100000, 200 << 10, max, 1000};
+	uint64_t total = 0;
+	for (unsigned i = 0; i < 4; i++) {
+		ck_assert_int_eq(h_send_flags(&A, &B, sizes[i], RMPP_SEND_SOLICITED), 0);
+		total += sizes[i];
+	}
+	ck_assert(h_run_pair(&A, &B, 4, 10000));
+	check_clean(&B, 4);
+	ck_assert_uint_eq(B.rx_bytes, total);
+	h_counters(&A, &ca);
+	ck_assert_uint_eq(ca.eager_msgs, 4);
+	ck_assert_uint_eq(ca.rndv_msgs, 0);
+	ck_assert_uint_eq(ca.solicited_eager, 3); /* 1000 bytes: eager anyway */
+	ck_assert_uint_eq(cts, 0);
+	/* above the cap, and a plain send of the same size: rendezvous */
+	ck_assert_int_eq(h_send_flags(&A, &B, max + 1, RMPP_SEND_SOLICITED), 0);
+	ck_assert_int_eq(h_send(&A, &B, 200 << 10, 16), 0);
+	ck_assert(h_run_pair(&A, &B, 6, 10000));
+	check_clean(&B, 6);
+	h_counters(&A, &ca);
+	ck_assert_uint_eq(ca.rndv_msgs, 2);
+	ck_assert_uint_eq(ca.solicited_eager, 3);
+	ck_assert_uint_ge(cts, 2);
+	/* the receiver takes less: the rest is discarded, the bytes it took are right */
+	B.accept_limit = 50000;
+	ck_assert_int_eq(h_send_flags(&A, &B, 200 << 10, RMPP_SEND_SOLICITED), 0);
+	ck_assert(h_run_pair(&A, &B, 7, 10000));
+	check_clean(&B, 7);
+	ck_assert_uint_eq(B.last_accepted, 50000);
+	ck_assert_uint_eq(A.tx_last_accepted, 200 << 10); /* eager: msg_len */
+	ck_assert_int_eq(h_send_flags(&A, &B, 10, 1u << 7), -EINVAL);
+}
+END_TEST
+
+/* SOLICITED_EAGER_MAX 0 turns it off; 1 MiB (the largest) is reassembled. */
+START_TEST(t_solicited_cap)
+{
+	struct rmpp_config cfg;
+	struct rmpp_counters ca;
+	rmpp_config_init(&cfg);
+	cfg.solicited_eager_max = 0;
+	h_ep_fini(&A);
+	h_ep_init(&A, &cfg, 0, 1);
+	ck_assert_int_eq(h_send_flags(&A, &B, 200 << 10, RMPP_SEND_SOLICITED), 0);
+	ck_assert(h_run_pair(&A, &B, 1, 10000));
+	h_counters(&A, &ca);
+	ck_assert_uint_eq(ca.rndv_msgs, 1);
+	ck_assert_uint_eq(ca.solicited_eager, 0);
+	check_clean(&B, 1);
+	h_pair_fini(&A, &B); /* fresh message numbers on both sides */
+	cfg.solicited_eager_max = 1 << 20;
+	h_ep_init(&A, &cfg, 0, 1);
+	h_ep_init(&B, NULL, 0, 2);
+	ck_assert_int_eq(h_send_flags(&A, &B, 1 << 20, RMPP_SEND_SOLICITED), 0);
+	ck_assert_int_eq(h_send_flags(&A, &B, (1 << 20) + 1, RMPP_SEND_SOLICITED), 0);
+	ck_assert(h_run_pair(&A, &B, 2, 10000));
+	check_clean(&B, 2);
+	h_counters(&A, &ca);
+	ck_assert_uint_eq(ca.solicited_eager, 1);
+	ck_assert_uint_eq(ca.rndv_msgs, 1);
+}
+END_TEST
+
 int main(void)
 {
 	const struct TTest *tests[] = {t_sizes,
@@ -482,6 +563,8 @@ int main(void)
 	                               t_direct_sockets,
 	                               t_gso,
 	                               t_watch_alive,
+	                               t_solicited,
+	                               t_solicited_cap,
 	                               NULL};
 	return h_run_tests("rmpp-udp", setup, teardown, 30, tests);
 }

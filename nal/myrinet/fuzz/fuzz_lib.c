@@ -98,6 +98,14 @@ int rmpp_send(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
 	return 0;
 }
 
+int rmpp_send_flags(struct rmpp_ep *ep, const struct rmpp_addr *peer, const void *hdr,
+                    size_t hdr_len, const struct iovec *iov, size_t niov, uint64_t offset,
+                    uint64_t len, void *cookie, size_t carry_len, unsigned flags)
+{
+	(void)carry_len, (void)flags;
+	return rmpp_send(ep, peer, hdr, hdr_len, iov, niov, offset, len, cookie);
+}
+
 void rmpp_ep_destroy(struct rmpp_ep *ep)
 {
 	(void)ep; /* the endpoint never has a wire here */
