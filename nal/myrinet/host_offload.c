@@ -21,6 +21,7 @@
 
 #include "runtime.h"
 
+#include <sched.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -440,11 +441,29 @@ static int off_me_md_post_nowait(struct p3_lib *lib, ptl_handle_me_t base,
  * (mcpd_ep.c), so head past the last posted ME_MD_POST says it ran, and its
  * refusal event is in the ring; otherwise one waiting call (its answer
  * comes after every command before it). */
+/* Has the NIC run every command up to the last posted ME_MD_POST? */
+static int posts_ran(struct myri_off *o)
+{
+	return atomic_load_explicit(&o->h->seg->cmdq.head, memory_order_acquire) >= o->post_at;
+}
+
 static int posts_settle_locked(struct myri_off *o)
 {
 	int rc = PTL_OK;
-	if (o->post_at &&
-	    atomic_load_explicit(&o->h->seg->cmdq.head, memory_order_acquire) < o->post_at) {
+	/* A NIC that runs elsewhere publishes head as it goes: watch it for
+	 * up to OFF_SETTLE_SPIN_NS before asking (a round trip the NIC must
+	 * answer, and a wait that sleeps on its interrupt once the host's
+	 * spin is over: COMB's worker, posting while the NIC matched the
+	 * message that raced its receive, paid ~50 us per refusal so). */
+	if (o->post_at && !posts_ran(o) && o->spin != MYRI_SPIN_NONE) {
+		uint64_t t0 = off_now_ns();
+		while (!posts_ran(o) && off_now_ns() - t0 < OFF_SETTLE_SPIN_NS &&
+		       !atomic_load(&o->h->nic_dead)) {
+			if (o->spin == MYRI_SPIN_YIELD)
+				sched_yield(); /* the NIC may share this core */
+		}
+	}
+	if (o->post_at && !posts_ran(o)) {
 		struct myri_cmd cmd;
 		struct myri_evt e = {0};
 		memset(&cmd, 0, sizeof(cmd)); /* HANDLE_CHECK of no handle: a no-op */

@@ -26,6 +26,8 @@
  * rose (0 or 20 us: 91-286 us, 50 us: 200-290 us, 250 us: 154-309 us,
  * alternated runs, load 17-20). */
 #define OFF_EQ_SPIN_US 20
+/* PtlMEMDPostSync watches the NIC's queue head this long before it asks */
+#define OFF_SETTLE_SPIN_NS 100000ull
 
 /* How often a host that polls or waits looks again at where it and its NIC
  * may run (cpu_share.c): a process pinned after PtlNIInit (COMB pins its
