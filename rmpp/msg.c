@@ -349,6 +349,18 @@ static void rx_protocol_error(struct rmpp_ep *ep, struct rmpp_conn *c,
 		 rmpp_mop_name(pkt->m.mop), pkt->m.msn, pkt->m.offset);
 }
 
+/* Data that does not continue its message: a protocol error if it came in
+ * a frame (pkt), a counted drop if it was placed ahead of its turn (pkt
+ * NULL; checked when its turn came: the message failed meanwhile). */
+static void rx_data_refused(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt,
+                            const char *why)
+{
+	if (pkt)
+		rx_protocol_error(ep, c, pkt, why);
+	else
+		ep->ctr.malformed_drops++;
+}
+
 static int rx_first(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt *pkt)
 {
 	const struct rmpp_msghdr *m = &pkt->m;
@@ -425,10 +437,7 @@ static void rx_rdata(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_
 		pp = &rx->next;
 	}
 	if (!rx || offset != rx->rcvd || (uint64_t)offset + len > rx->grant_end) {
-		if (pkt)
-			rx_protocol_error(ep, c, pkt, "RDATA outside the grant");
-		else /* checked when placed: the message failed meanwhile */
-			ep->ctr.malformed_drops++;
+		rx_data_refused(ep, c, pkt, "RDATA outside the grant");
 		return;
 	}
 	if (data)
@@ -459,10 +468,7 @@ static void rx_eager_cont(struct rmpp_ep *ep, struct rmpp_conn *c, const struct 
 {
 	struct rmpp_rxmsg *rx = c->rx_eager;
 	if (!rx || rx->msn != msn || offset != rx->rcvd || (uint64_t)offset + len > rx->len) {
-		if (pkt)
-			rx_protocol_error(ep, c, pkt, "EAGER_CONT out of sequence");
-		else
-			ep->ctr.malformed_drops++;
+		rx_data_refused(ep, c, pkt, "EAGER_CONT out of sequence");
 		return;
 	}
 	if (data)

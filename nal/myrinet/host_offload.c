@@ -373,19 +373,12 @@ static int off_me_md_post_nowait(struct p3_lib *lib, ptl_handle_me_t base,
 {
 	struct myri_off *o = OFF(lib);
 	uint32_t pt = 0, want_me = 0, want_md = 0, seen = 0;
-	int fails = 0;
 	/* the EQ test is against what the caller had read of test_eq when it
 	 * called: it may read more before the NIC runs the post */
 	pthread_mutex_lock(&o->rpc_lock);
 	int ok = base != PTL_INVALID_HANDLE && off_me_can_post(o, base, 0, &pt) &&
 	         off_md_can_create(o, PTL_INVALID_HANDLE, md) &&
-	         off_eq_seen(o, test_eq, &seen, &fails);
-	if (ok && fails) {
-		int rc = post_failed_early(o);
-		pthread_mutex_unlock(&o->rpc_lock);
-		return rc;
-	}
-	ok = ok && off_pool_take(o, OFF_POOL_ME, &want_me) == 0;
+	         off_eq_seen(o, test_eq, &seen) && off_pool_take(o, OFF_POOL_ME, &want_me) == 0;
 	if (ok && off_pool_take(o, OFF_POOL_MD, &want_md) != 0) {
 		off_pool_put_back(o, OFF_POOL_ME, want_me);
 		ok = 0;
@@ -404,9 +397,9 @@ static int off_me_md_post_nowait(struct p3_lib *lib, ptl_handle_me_t base,
 	memcpy(cmd.hdr, &a, sizeof(a));
 	cmd.offset = seen;
 	int rc = off_reg_md(o, md, &cmd);
-	/* once more just before the command goes: a message the NIC matched
-	 * meanwhile is refused here, not by the NIC (and commands queued
-	 * before a header run before it is matched: mcpd_ep_cmds_before_hdr) */
+	/* just before the command goes: a post the NIC would refuse is
+	 * answered here (and commands queued before a header run before it
+	 * is matched: mcpd_ep_cmds_before_hdr) */
 	if (rc == PTL_OK && off_eq_test_fails(o, test_eq, seen))
 		rc = post_failed_early(o);
 	if (rc == PTL_OK)

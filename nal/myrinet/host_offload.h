@@ -165,11 +165,10 @@ int off_me_can_post(struct myri_off *o, ptl_handle_me_t base, ptl_pt_index_t pt,
 int off_md_can_create(struct myri_off *o, ptl_handle_me_t me, const ptl_md_t *md);
 /* eq is PTL_EQ_NONE or an EQ the host allocated and did not free. */
 int off_eq_alive(struct myri_off *o, ptl_handle_eq_t eq);
-/* The same, *seen = how many of its events the process has read, and
- * *fails = 1 if a post tested against it must be refused (unread event, END
- * owed). */
-int off_eq_seen(struct myri_off *o, ptl_handle_eq_t eq, uint32_t *seen, int *fails);
-/* That test again, just before the post goes (seen from off_eq_seen). */
+/* The same, and *seen = how many of its events the process has read. */
+int off_eq_seen(struct myri_off *o, ptl_handle_eq_t eq, uint32_t *seen);
+/* 1 if the NIC must refuse a post made with seen (an unread event, an END
+ * owed): asked just before the post goes. */
 int off_eq_test_fails(struct myri_off *o, ptl_handle_eq_t eq, uint32_t seen);
 int off_post_locked(struct myri_off *o, uint16_t lib_op, struct myri_cmd *cmd);
 /* off_post_locked with more MYRI_LIB_* flags (MYRI_LIB_QUIET). */

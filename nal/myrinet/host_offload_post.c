@@ -251,60 +251,53 @@ int off_me_can_post(struct myri_off *o, ptl_handle_me_t base, ptl_pt_index_t pt,
 
 int off_eq_alive(struct myri_off *o, ptl_handle_eq_t eq)
 {
-	if (eq == PTL_EQ_NONE)
-		return 1;
-	uint32_t i = p3_handle_idx(eq);
-	/* Never wait for hd_lock here (rpc_lock held): a thread running EQ
-	 * handlers holds it and may call into Portals.  Busy: not proven. */
-	if (pthread_mutex_trylock(&o->hd_lock) != 0)
-		return 0;
-	int ok = i < o->neqs && o->eqs[i].ring && o->eqs[i].handle == eq;
-	pthread_mutex_unlock(&o->hd_lock);
-	return ok;
+	uint32_t seen;
+	return off_eq_seen(o, eq, &seen);
 }
 
-/* A posted ME_MD_POST's EQ test (p3_lib_me_md_post_queued): how many
- * events of test EQ eq the process has read (its ring's read sequence), and
- * in *fails whether the NIC's test must already fail: an event the process
- * has not read, or an END owed (the ring's eqr_owed: a message is arriving
- * into one of the EQ's MDs, and its END will be an event not read when the
- * post was made).  Returns 0 when it is not an EQ the host allocated and
- * did not free. */
 static int ring_test_fails(const struct p3_eq_ring *r, uint32_t seen)
 {
 	return atomic_load_explicit(&r->eqr_owed, memory_order_acquire) != 0 ||
 	       atomic_load_explicit(&r->eqr_write_seq, memory_order_acquire) != seen;
 }
 
-int off_eq_seen(struct myri_off *o, ptl_handle_eq_t eq, uint32_t *seen, int *fails)
+/* The ring of EQ eq if the host allocated it and did not free it (hd_lock
+ * held), else NULL. */
+static struct p3_eq_ring *eq_ring_locked(struct myri_off *o, ptl_handle_eq_t eq)
 {
-	*seen = 0;
-	*fails = 0;
-	if (eq == PTL_EQ_NONE)
-		return 1;
 	uint32_t i = p3_handle_idx(eq);
-	if (pthread_mutex_trylock(&o->hd_lock) != 0) /* as off_eq_alive */
-		return 0;
-	int ok = i < o->neqs && o->eqs[i].ring && o->eqs[i].handle == eq;
-	if (ok) {
-		struct p3_eq_ring *r = o->eqs[i].ring;
-		*seen = atomic_load(&r->eqr_read_seq);
-		*fails = ring_test_fails(r, *seen);
-	}
-	pthread_mutex_unlock(&o->hd_lock);
-	return ok;
+	return i < o->neqs && o->eqs[i].ring && o->eqs[i].handle == eq ? o->eqs[i].ring : NULL;
 }
 
-/* The same test again, later in the same call (seen from off_eq_seen). */
+/* A posted ME_MD_POST's EQ test (p3_lib_me_md_post_queued): how many
+ * events of test EQ eq the process has read (its ring's read sequence);
+ * 0 when it is not an EQ the host allocated and did not free. */
+int off_eq_seen(struct myri_off *o, ptl_handle_eq_t eq, uint32_t *seen)
+{
+	*seen = 0;
+	if (eq == PTL_EQ_NONE)
+		return 1;
+	/* Never wait for hd_lock here (rpc_lock held): a thread running EQ
+	 * handlers holds it and may call into Portals.  Busy: not proven. */
+	if (pthread_mutex_trylock(&o->hd_lock) != 0)
+		return 0;
+	struct p3_eq_ring *r = eq_ring_locked(o, eq);
+	if (r)
+		*seen = atomic_load(&r->eqr_read_seq);
+	pthread_mutex_unlock(&o->hd_lock);
+	return r != NULL;
+}
+
+/* Must the NIC's test of a post made with `seen` (off_eq_seen) fail?  An
+ * event the process had not read, or an END owed (the ring's eqr_owed: a
+ * message is arriving into one of the EQ's MDs, and its END will be an
+ * event not read when the post was made). */
 int off_eq_test_fails(struct myri_off *o, ptl_handle_eq_t eq, uint32_t seen)
 {
-	if (eq == PTL_EQ_NONE)
-		return 0;
-	uint32_t i = p3_handle_idx(eq);
-	if (pthread_mutex_trylock(&o->hd_lock) != 0)
+	if (eq == PTL_EQ_NONE || pthread_mutex_trylock(&o->hd_lock) != 0)
 		return 0; /* the NIC's test decides */
-	int fails = i < o->neqs && o->eqs[i].ring && o->eqs[i].handle == eq &&
-	            ring_test_fails(o->eqs[i].ring, seen);
+	struct p3_eq_ring *r = eq_ring_locked(o, eq);
+	int fails = r && ring_test_fails(r, seen);
 	pthread_mutex_unlock(&o->hd_lock);
 	return fails;
 }
