@@ -152,6 +152,51 @@ static int memdpost_nowait(ptl_handle_ni_t ni, ptl_handle_eq_t eq, ptl_handle_me
 	return 0;
 }
 
+/* PtlMEMDPostNoWait whose test EQ visibly holds an event the caller has not
+ * read (or an END owed) when it calls: the host answers PTL_MD_NO_UPDATE
+ * itself, as the waiting call would (host register posts_failed_early);
+ * nothing reaches the NIC, no refusal event is written. */
+static int memdpost_nowait_early(ptl_handle_ni_t ni, ptl_handle_me_t base)
+{
+	static uint64_t buf;
+	const ptl_process_id_t any = {PTL_NID_ANY, PTL_PID_ANY};
+	ptl_handle_eq_t teq;
+	ptl_handle_me_t me;
+	ptl_handle_md_t md, tmd;
+	ptl_process_id_t self;
+	ptl_event_t ev;
+	CHECK(PtlEQAlloc(ni, 64, PTL_EQ_HANDLER_NONE, &teq) == PTL_OK, "PtlEQAlloc (test EQ)");
+	ptl_md_t d = {.start = &buf,
+	              .length = sizeof(buf),
+	              .threshold = PTL_MD_THRESH_INF,
+	              .options = PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE,
+	              .eq_handle = teq};
+	CHECK(PtlGetId(ni, &self) == PTL_OK, "PtlGetId");
+	CHECK(PtlMDBind(ni, d, PTL_RETAIN, &tmd) == PTL_OK, "PtlMDBind (event source)");
+	CHECK(PtlPut(tmd, PTL_NOACK_REQ, self, PT + 1, 0, 0, 0, 0) == PTL_OK, "put into nothing");
+	ptl_sr_value_t v;
+	/* a waiting call: the NIC ran the put before it (queue order), so its
+	 * SEND_END is in teq or owed there */
+	CHECK(PtlNIStatus(ni, PTL_SR_MES_ALLOCATED, &v) == PTL_OK, "PtlNIStatus");
+	ptl_sr_value_t early0 = reg(ni, MYRI_NCOUNTERS + MYRI_H_posts_failed_early);
+	ptl_sr_value_t refused0 = reg(ni, MYRI_C_lib_posts_refused);
+	ptl_sr_value_t posted0 = reg(ni, MYRI_C_lib_posted);
+	int rc = PtlMEMDPostNoWait(base, any, 93, 0, PTL_UNLINK, PTL_INS_BEFORE, d, PTL_UNLINK, teq,
+	                           &me, &md);
+	CHECK(rc == PTL_MD_NO_UPDATE, "PtlMEMDPostNoWait, an unread event: %s", PtlErrorStr(rc));
+	long long early = (long long)(reg(ni, MYRI_NCOUNTERS + MYRI_H_posts_failed_early) - early0);
+	long long posted = (long long)(reg(ni, MYRI_C_lib_posted) - posted0);
+	CHECK(early == 1, "answered by the host (posts_failed_early +%lld)", early);
+	CHECK(posted == 0, "the post never reached the NIC (%lld posted calls)", posted);
+	CHECK(PtlEQWait(teq, &ev) == PTL_OK && ev.type == PTL_EVENT_SEND_END, "SEND_END in teq");
+	CHECK(PtlMEMDPostSync(ni) == PTL_OK, "PtlMEMDPostSync");
+	CHECK(PtlEQGet(teq, &ev) == PTL_EQ_EMPTY, "no refusal event");
+	CHECK(reg(ni, MYRI_C_lib_posts_refused) == refused0, "no refusal by the NIC");
+	CHECK(PtlMDUnlink(tmd) == PTL_OK, "PtlMDUnlink (event source)");
+	CHECK(PtlEQFree(teq) == PTL_OK, "PtlEQFree");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 200, nifs;
@@ -224,6 +269,8 @@ int main(int argc, char **argv)
 	CHECK(waited >= 2 + n && waited <= calls + 2, "the host counts the calls it waited for");
 	CHECK(wait_ns > 0, "and the time it waited");
 	if (unlink_nowait(ni, eq))
+		return 1;
+	if (memdpost_nowait_early(ni, me))
 		return 1;
 	if (memdpost_nowait(ni, eq, me))
 		return 1;
