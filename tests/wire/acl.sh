@@ -22,6 +22,17 @@ fails=0
 other_uid=""
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
 	other_uid=65534
+	# The second uid runs a copy of the probe and its library in $WORK
+	# (mode 755): the build tree may sit below a directory only its owner
+	# may enter (a clone made in `mktemp -d`, mode 0700), where uid 65534
+	# could not even start the libtool wrapper.
+	PROBE_OTHER=$PROBE
+	if [ -x "$TB/wire/.libs/aclprobe" ]; then
+		cp "$TB/wire/.libs/aclprobe" "$WORK/aclprobe" &&
+			cp -L "$top_builddir/portals/.libs/libportals3.so.0" "$WORK/" &&
+			chmod 755 "$WORK/aclprobe" && chmod 644 "$WORK/libportals3.so.0" &&
+			PROBE_OTHER="env LD_LIBRARY_PATH=$WORK $WORK/aclprobe"
+	fi
 else
 	echo "note: not root (or no setpriv): the second-uid intruder is left out"
 fi
@@ -60,7 +71,7 @@ one_nal() { # NAL EXPECTED_DROPS_PER_INTRUDER
 		[ "$nal" = ether ] && caps="--inh-caps=+net_raw --ambient-caps=+net_raw"
 		# shellcheck disable=SC2046,SC2086
 		timeout 30 $(host "$nal" 1) env $(env_of "$nal" 1 $jid) setpriv --reuid=$other_uid --regid=$other_uid \
-			--clear-groups $caps "$PROBE" intruder "$WORK/ready" $N >>"$WORK/$nal.int" 2>&1 || rc=1
+			--clear-groups $caps $PROBE_OTHER intruder "$WORK/ready" $N >>"$WORK/$nal.int" 2>&1 || rc=1
 	fi
 	touch "$WORK/done"
 	# shellcheck disable=SC2046
