@@ -54,7 +54,16 @@ if timeout 60 "$MPIEXEC" -n 2 ./comb pww -s 4096 --min-interval 1000 --max-inter
 else
     echo "FAIL: comb --csv"; cat "$out/c"; fails=$((fails + 1))
 fi
+# --calibration: the given work-loop speed is used, and said to be given
+if timeout 60 "$MPIEXEC" -n 2 ./comb pww -s 4096 --unit us --min-interval 200 --max-interval 200 --iters 5 --reps 1 --calibration 0.5 >"$out/k" 2>&1 &&
+   grep -q '^# calibration: 0.500 work-loop iterations per us (given)' "$out/k"; then
+    echo "ok: comb --calibration"
+else
+    echo "FAIL: comb --calibration"; cat "$out/k"; fails=$((fails + 1))
+fi
 # usage errors
+if "$MPIEXEC" -n 2 ./comb pww --calibration 5 >/dev/null 2>&1; then echo "FAIL: comb --calibration without --unit us accepted"; fails=$((fails + 1)); fi
+if "$MPIEXEC" -n 2 ./comb pww --unit us --calibration 0 >/dev/null 2>&1; then echo "FAIL: comb --calibration 0 accepted"; fails=$((fails + 1)); fi
 if "$MPIEXEC" -n 2 ./comb bogus >/dev/null 2>&1; then echo "FAIL: comb bogus accepted"; fails=$((fails + 1)); fi
 if "$MPIEXEC" -n 1 ./comb poll >/dev/null 2>&1; then echo "FAIL: comb ran with 1 process"; fails=$((fails + 1)); fi
 echo "comb-test: $fails failure(s)"

@@ -674,7 +674,7 @@ int main(int argc, char **argv)
 
     double ipu = 0;   /* work-loop iterations per microsecond (worker) */
     if (rank == 0)
-        ipu = calibrate();
+        ipu = o.ipu > 0 ? o.ipu : calibrate();
     MPI_Bcast(&ipu, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
     if (rank == 0) {
@@ -686,9 +686,9 @@ int main(int argc, char **argv)
         if (o.nice_set)
             printf("; worker nice %d", o.nice);
         printf("\n");
-        printf("# calibration: %.3f work-loop iterations per us; reps %d (dry and messaging "
+        printf("# calibration: %.3f work-loop iterations per us%s; reps %d (dry and messaging "
                "runs alternated, median reported); dry-run tries %d; queue depth %d%s\n",
-               ipu, o.reps, o.dry_runs, o.q,
+               ipu, o.ipu > 0 ? " (given)" : "", o.reps, o.dry_runs, o.q,
                o.load_pid > 0 ? "; injected load active during messaging" : "");
         printf("# interval unit: %s; bandwidth: bytes received by the worker / time, "
                "MB = 1e6 bytes\n", o.unit_us ? "us" : "work-loop iterations");

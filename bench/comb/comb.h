@@ -19,6 +19,7 @@ struct opts {
     int q;
     double min_iv, max_iv, step;   /* in `unit` */
     int unit_us;                   /* intervals in microseconds, else iterations */
+    double ipu;                    /* --calibration: iterations per us given, 0: measure */
     int dry_runs;
     int reps;
     int csv;

@@ -18,6 +18,9 @@ static void usage(FILE *f)
 "  --max-interval N       largest interval (default 10000000 iterations)\n"
 "  --step xF              interval growth factor (default x2)\n"
 "  --unit iters|us        unit of the intervals (default iters: work-loop iterations)\n"
+"  --calibration IPU      with --unit us: work-loop iterations per microsecond to use\n"
+"                         instead of calibrating (another run's '# calibration:' figure:\n"
+"                         the same interval is then the same work in both runs)\n"
 "  --reps N               messaging runs per point (default 5, at most 64), each\n"
 "                         between two dry (no messaging) runs: A B A B ... A; a run's\n"
 "                         availability uses the mean of its two neighbouring dry runs,\n"
@@ -76,7 +79,7 @@ static int parse_double(const char *s, double *out)
 int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { O_MIN = 256, O_MAX, O_STEP, O_DRY, O_CSV, O_WORK, O_ITERS, O_CPUS, O_NOPIN,
-           O_LOAD, O_REPS, O_UNIT, O_NICE, O_RUN };
+           O_LOAD, O_REPS, O_UNIT, O_NICE, O_RUN, O_CALIB };
     static const struct option lo[] = {
         { "min-interval", required_argument, 0, O_MIN },
         { "max-interval", required_argument, 0, O_MAX },
@@ -92,6 +95,7 @@ int parse_args(int argc, char **argv, struct opts *o)
         { "load-pid", required_argument, 0, O_LOAD },
         { "unit", required_argument, 0, O_UNIT },
         { "nice", required_argument, 0, O_NICE },
+        { "calibration", required_argument, 0, O_CALIB },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -162,6 +166,9 @@ int parse_args(int argc, char **argv, struct opts *o)
         case O_CSV: o->csv = 1; break;
         case O_WORK: if (parse_double(optarg, &o->work_us)) goto bad; break;
         case O_RUN: if (parse_double(optarg, &o->run_us)) goto bad; break;
+        case O_CALIB:
+            if (*optarg == 'x' || *optarg == 'X' || parse_double(optarg, &o->ipu)) goto bad;
+            break;
         case O_ITERS:
             if (parse_double(optarg, &d) || d != floor(d)) goto bad;
             o->iters = (int)d;
@@ -198,6 +205,10 @@ int parse_args(int argc, char **argv, struct opts *o)
     }
     if (optind != argc || o->min_iv > o->max_iv)
         goto bad;
+    if (o->ipu > 0 && !o->unit_us) {
+        fprintf(stderr, "comb: --calibration needs --unit us (intervals in iterations need none)\n");
+        goto bad;
+    }
     if (o->nsizes == 0) {
         o->sizes[0] = 102400;
         o->nsizes = 1;

@@ -32,6 +32,17 @@
 #define MCPD_DEFAULT_PEER_DEAD_MS 2000
 #define MCPD_DEFAULT_SLICE_US     100 /* sched_slice.c: the shortest the kernel grants */
 #define MCPD_MAX_SPIN_US          100000
+/* A NIC beside its host's only CPU does not spin after its work (spin_update)
+ * but for bulk data: for --spin-us after a turn that moved at least this
+ * many bytes by DMA (a jumbo frame's payload: a message of several frames is
+ * in flight), yielding.  COMB's 100 KB exchange, offload, the NICs on CPU 1
+ * with the support rank (2026-11-28, 3 alternated pairs): blocking after each
+ * turn gave the exchange p10-p90 of 200-370 us and the knee 338-357 MB/s at
+ * 95 %; spinning 97 % at 383-404 MB/s.  A 0-byte ping-pong moves no bulk and
+ * keeps the block (spinning there cost ptlbench +25-35 % latency).  Only when
+ * every endpoint is offloaded: in interrupt mode the spin took the core from
+ * the host's handler (osu_bw -8 to -14 %). */
+#define MCPD_BULK_BYTES           8192
 #define MCPD_MAX_PEER_DEAD_MS     3600000 /* rmpp's DEAD_MIN_US at most 3600 s */
 
 static struct mcpd *g_nic;
@@ -41,6 +52,7 @@ static struct mcpd *g_nic;
  * message's system calls and wake-ups go (mcpd --counters, README.md §3.5). */
 static struct {
 	uint64_t sleeps, polls, yields; /* blocking waits, non-blocking waits, spin turns */
+	uint64_t bulk_yields;           /* spin turns of a NIC beside its host (bulk_spin) */
 	struct rmpp_counters gone;      /* wires of endpoints already destroyed */
 } g_loop;
 
@@ -121,9 +133,9 @@ static void print_loop_counters(const struct mcpd *nic, FILE *out)
 	for (const struct mcpd_ep *ep = nic->eps; ep; ep = ep->next)
 		wire_counters_add(&sum, ep->wire);
 	fprintf(out, "sched_slice_us %u\n", nic->slice_eff_us);
-	fprintf(out, "loop_sleeps %llu\nloop_polls %llu\nloop_yields %llu\n",
+	fprintf(out, "loop_sleeps %llu\nloop_polls %llu\nloop_yields %llu\nloop_bulk_yields %llu\n",
 	        (unsigned long long)g_loop.sleeps, (unsigned long long)g_loop.polls,
-	        (unsigned long long)g_loop.yields);
+	        (unsigned long long)g_loop.yields, (unsigned long long)g_loop.bulk_yields);
 #define MCPD_WIRE_PRINT(n) fprintf(out, "wire_" #n " %llu\n", (unsigned long long)sum.n);
 	MCPD_WIRE_COUNTERS(MCPD_WIRE_PRINT)
 #undef MCPD_WIRE_PRINT
@@ -188,14 +200,35 @@ static void spin_update(struct mcpd *nic)
 {
 	cpu_set_t mine, taken, h;
 	nic->spin_eff = nic->spin_us;
+	nic->bulk_spin = 0;
 	if (!nic->spin_auto || !nic->eps || sched_getaffinity(0, sizeof(mine), &mine) != 0)
 		return;
 	CPU_ZERO(&taken);
-	for (const struct mcpd_ep *ep = nic->eps; ep; ep = ep->next)
+	int offloaded = 1;
+	for (const struct mcpd_ep *ep = nic->eps; ep; ep = ep->next) {
 		if (sched_getaffinity(ep->ospid, sizeof(h), &h) == 0 && CPU_COUNT(&h) == 1)
 			CPU_OR(&taken, &taken, &h);
-	if (myri_cpus_covered(&mine, &taken))
+		offloaded &= ep->off != NULL;
+	}
+	if (myri_cpus_covered(&mine, &taken)) {
 		nic->spin_eff = 0;
+		/* an offloaded host has no per-message work: while bulk data
+		 * moves, the NIC's spin takes nothing it needs (MCPD_BULK_BYTES);
+		 * an interrupt handler or a progress thread needs the core */
+		nic->bulk_spin = offloaded;
+	}
+}
+
+/* Bytes the NIC has moved by DMA for its endpoints (both directions). */
+static uint64_t dma_bytes(const struct mcpd *nic)
+{
+	uint64_t n = 0;
+	for (const struct mcpd_ep *ep = nic->eps; ep; ep = ep->next)
+		n += atomic_load_explicit(&ep->seg->counters[MYRI_C_dma_read_bytes],
+		                          memory_order_relaxed) +
+		     atomic_load_explicit(&ep->seg->counters[MYRI_C_dma_write_bytes],
+		                          memory_order_relaxed);
+	return n;
 }
 
 /* Endpoints whose host already hung up (it may re-attach with the same pid
@@ -434,7 +467,7 @@ static int take_ready(struct mcpd *nic, int timeout_ms)
  * next turn would have taken. */
 static void run(struct mcpd *nic)
 {
-	uint64_t last_work = now_us();
+	uint64_t last_work = now_us(), last_bulk = 0;
 	int fresh = 0; /* the blocking wait just took what was ready */
 	while (!nic->stop) {
 		int ready = fresh;
@@ -443,14 +476,21 @@ static void run(struct mcpd *nic)
 			g_loop.polls++;
 		}
 		fresh = 0;
+		uint64_t moved = dma_bytes(nic);
 		int work = poll_all(nic) || ready;
+		moved = dma_bytes(nic) - moved;
 		reap_dead(nic);
+		uint64_t t = now_us();
 		if (work)
-			last_work = now_us();
-		if (nic->spin_eff && now_us() - last_work < nic->spin_eff) {
+			last_work = t;
+		if (moved >= MCPD_BULK_BYTES)
+			last_bulk = t;
+		int bulk = nic->bulk_spin && t - last_bulk < nic->spin_us;
+		if ((nic->spin_eff && t - last_work < nic->spin_eff) || bulk) {
 			if (!work) { /* a host (or another NIC) may share this core: let it in */
 				sched_yield();
 				g_loop.yields++;
+				g_loop.bulk_yields += (uint64_t)bulk;
 			}
 			continue;
 		}

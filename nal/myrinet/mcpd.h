@@ -126,6 +126,7 @@ struct mcpd {
 	uint64_t linger_us;    /* how long a gone host's sends may drain (rmpp's LINGER_US) */
 	int spin_auto;         /* spin_us not given: 0 when the hosts cover our CPUs */
 	unsigned spin_eff;     /* the spin of the event loop now (spin_update) */
+	int bulk_spin;         /* spin_eff 0, all hosts offloaded: spin while bulk moves */
 	unsigned slice_us;     /* the scheduling slice asked for (--slice-us, 0: none) */
 	unsigned slice_eff_us; /* the slice the kernel granted, 0 if none (sched_slice.c) */
 	uint64_t wires_all_at; /* when every wire last got a pass (mcpd.c) */
