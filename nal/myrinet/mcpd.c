@@ -35,13 +35,14 @@
 /* A NIC beside its host's only CPU does not spin after its work (spin_update)
  * but for bulk data: for --spin-us after a turn that moved at least this
  * many bytes by DMA (a jumbo frame's payload: a message of several frames is
- * in flight), yielding.  COMB's 100 KB exchange, offload, the NICs on CPU 1
- * with the support rank (2026-11-28, 3 alternated pairs): blocking after each
- * turn gave the exchange p10-p90 of 200-370 us and the knee 338-357 MB/s at
- * 95 %; spinning 97 % at 383-404 MB/s.  A 0-byte ping-pong moves no bulk and
- * keeps the block (spinning there cost ptlbench +25-35 % latency).  Only when
- * every endpoint is offloaded: in interrupt mode the spin took the core from
- * the host's handler (osu_bw -8 to -14 %). */
+ * in flight), yielding.  Blocking after every turn, such a NIC was woken for
+ * every batch of frames of COMB's 100 KB exchange (offload, the NICs on CPU 1
+ * with the support rank, 2026-11-28): with this spin the exchange is 15-20 %
+ * faster and ptlbench's offload peak bandwidth +16 %.  A 0-byte ping-pong
+ * moves no bulk and keeps the block (spinning after every turn cost ptlbench
+ * +25-35 % latency).  Only when every endpoint is offloaded: in interrupt
+ * mode the spin took the core from the host's handler (osu_bw -8 to -14 %).
+ * nal/myrinet/README.md 3.11. */
 #define MCPD_BULK_BYTES           8192
 #define MCPD_MAX_PEER_DEAD_MS     3600000 /* rmpp's DEAD_MIN_US at most 3600 s */
 
