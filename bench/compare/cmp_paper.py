@@ -183,15 +183,22 @@ def full_bw_reference(points):
     return bound[n // 2] if n % 2 else (bound[n // 2 - 1] + bound[n // 2]) / 2
 
 
+def pww_wait_share(post, work, wait):
+    """The worker's wait phase as a share of a PWW iteration, or None when a
+    phase time is missing (full_bw_reference's communication-bound test)."""
+    if None in (post, work, wait) or post + work + wait <= 0:
+        return None
+    return wait / (post + work + wait)
+
+
 def _wait_share(idx, stack, params):
-    """{interval: wait / (post + work + wait)} of a stack's PWW rows."""
+    """{interval: pww_wait_share} of a stack's PWW rows."""
     ph = {}
     for part in ("post", "work", "wait"):
         for r in idx.get((stack, f"comb-pww-{part}"), []):
             if r.get("params") == params:
                 ph.setdefault(float(r["x"]), {})[part] = float(r["value"])
-    return {x: p["wait"] / sum(p.values()) for x, p in ph.items()
-            if len(p) == 3 and sum(p.values()) > 0}
+    return {x: pww_wait_share(p.get("post"), p.get("work"), p.get("wait")) for x, p in ph.items()}
 
 
 def pww_at_full_bw(idx, stack):

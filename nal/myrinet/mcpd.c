@@ -477,9 +477,10 @@ static void run(struct mcpd *nic)
 			g_loop.polls++;
 		}
 		fresh = 0;
-		uint64_t moved = dma_bytes(nic);
+		/* the DMA tally only where it decides something (bulk_spin) */
+		uint64_t moved = nic->bulk_spin ? dma_bytes(nic) : 0;
 		int work = poll_all(nic) || ready;
-		moved = dma_bytes(nic) - moved;
+		moved = nic->bulk_spin ? dma_bytes(nic) - moved : 0;
 		reap_dead(nic);
 		uint64_t t = now_us();
 		if (work)
