@@ -8,6 +8,8 @@
  *   drop=P       probability that a loss event starts at a frame
  *   burst=A-B    each loss event drops A..B consecutive frames (default 1-1);
  *                burst=N means N-N
+ *   burst_us=T   ...or the frames of its first T microseconds, whichever
+ *                ends first (default 10000; 0: the count alone ends it)
  *   dup=P        deliver the frame twice
  *   reorder=P    hold the frame back delay_us (later frames overtake it)
  *   delay_us=D   hold time for reorder (default 200)
@@ -140,6 +142,7 @@ int rmpp_fault_parse(struct rmpp_fault *f, const char *spec)
 {
 	struct rmpp_fault n = {0};
 	n.burst_min = n.burst_max = 1;
+	n.burst_us = RMPP_FAULT_BURST_US;
 	n.delay_us = 200;
 	n.seed = 1;
 	n.hook = f->hook;
@@ -170,6 +173,10 @@ int rmpp_fault_parse(struct rmpp_fault *f, const char *spec)
 				p = &n.pad;
 			if (p) {
 				if (p3num_dbl(k, v, 0, 1, p, NULL, 0))
+					goto bad;
+			} else if (!strcmp(k, "burst_us")) {
+				if (p3num_u64(k, v, 0, UINT64_MAX, P3NUM_BASE0, &n.burst_us, NULL,
+				              0))
 					goto bad;
 			} else if (!strcmp(k, "delay_us")) {
 				if (p3num_u64(k, v, 0, UINT64_MAX, P3NUM_BASE0, &n.delay_us, NULL, 0))
@@ -261,6 +268,7 @@ static void fault_view(struct rmpp_ep *ep, const struct rmpp_rxframe *fr, struct
 		v->flags = pkt.flags;
 		v->psn = pkt.psn;
 		v->payload_len = pkt.payload_len;
+		v->tsecr = pkt.tsecr;
 		if (pkt.flags & RMPP_F_MSG) {
 			v->mop = pkt.m.mop;
 			v->msn = pkt.m.msn;
@@ -277,6 +285,8 @@ static void fault_view(struct rmpp_ep *ep, const struct rmpp_rxframe *fr, struct
 static int fault_random(struct rmpp_ep *ep, const struct rmpp_rxframe *fr, bool *held)
 {
 	struct rmpp_fault *f = &ep->fault;
+	if (f->burst_left && f->burst_us && ep->now >= f->burst_end)
+		f->burst_left = 0; /* the loss event is over: see RMPP_FAULT_BURST_US */
 	if (f->burst_left) {
 		f->burst_left--;
 		return RMPP_FAULT_DROP;
@@ -284,6 +294,7 @@ static int fault_random(struct rmpp_ep *ep, const struct rmpp_rxframe *fr, bool 
 	if (f->drop > 0 && rng_unit(f) < f->drop) {
 		unsigned span = f->burst_max - f->burst_min + 1;
 		f->burst_left = f->burst_min - 1 + (unsigned)(rng_next(f) % span);
+		f->burst_end = ep->now + f->burst_us;
 		return RMPP_FAULT_DROP;
 	}
 	if (f->dup > 0 && rng_unit(f) < f->dup)

@@ -151,7 +151,7 @@ void rmpp_rel_hdr_init(struct rmpp_ep *ep, struct rmpp_conn *c, struct rmpp_pkt 
 	p->src_epoch = ep->epoch;
 	p->dst_epoch = c->peer_epoch;
 	p->tsval = rmpp_rel_ts_now(ep);
-	p->tsecr = c->ts_recent;
+	p->tsecr = rmpp_rel_echo(ep, c);
 	if (ep->link.require_crc || c->peer_crc)
 		p->flags |= RMPP_F_CRC;
 }

@@ -38,6 +38,27 @@ void rmpp_rtt_sample(struct rmpp_rtt *r, uint64_t m, uint64_t g_us, uint64_t min
 	r->rto_us = rtt_base_rto(r, g_us, min_us, max_us);
 }
 
+/* The echo a frame sent now carries.  The peer takes an RTT sample from
+ * every echo that comes with an ack of new data, and the time the echo was
+ * held here is in that sample.  Replies leave within DELACK_US/LAZY_US, but
+ * a keepalive PROBE, or any frame after a silence, echoes a tsval received
+ * long before: tests/wire/faults.sh `burst` (CI, 9.7 s for one frame), where
+ * bursts at both receivers ate the initiator's resends and the target's acks
+ * of them, the first frame of the target to get through was a probe echoing
+ * a tsval 1 s old; the initiator's RTO estimate jumped to RTO_MAX and its
+ * echo-loss resends (which wait one estimated RTO) stopped, leaving the
+ * repair to the backoff at 1 s a step.  So an echo held longer than this
+ * side's own RTO estimate (>= RTO_MIN_US; it includes this host's response
+ * time under load) is not sent: no sample rather than a wrong one. */
+uint32_t rmpp_rel_echo(struct rmpp_ep *ep, const struct rmpp_conn *c)
+{
+	uint64_t held = ep->now - c->ts_recent_at;
+	uint64_t bound = c->rtt.have ? rtt_base_rto(&c->rtt, ep->cfg.delack_us, ep->cfg.rto_min_us,
+	                                            ep->cfg.rto_max_us)
+	                             : ep->cfg.rto_init_us;
+	return held <= bound ? c->ts_recent : 0;
+}
+
 static uint64_t pto_us(struct rmpp_ep *ep, struct rmpp_conn *c)
 {
 	if (!c->rtt.have)
@@ -182,6 +203,12 @@ void rmpp_rel_process_ack(struct rmpp_ep *ep, struct rmpp_conn *c, const struct 
 		}
 	}
 	if (progressed) {
+		/* the path delivers: drop the backoff (QUIC resets its PTO backoff
+		 * on every ack too).  A sample did it implicitly; an ack without
+		 * one (no echo, rmpp_rel_echo) left the RTO backed off. */
+		if (c->rtt.have)
+			c->rtt.rto_us = rtt_base_rto(&c->rtt, ep->cfg.delack_us, ep->cfg.rto_min_us,
+			                             ep->cfg.rto_max_us);
 		c->n_timeouts = 0;
 		c->tlp_out = false;
 		c->rto_at = 0;

@@ -198,6 +198,7 @@ void rmpp_rel_rx(struct rmpp_ep *ep, struct rmpp_conn *c, const struct rmpp_pkt 
 	c->peer_knows_us = true;
 	rmpp_rel_establish(ep, c);
 	c->ts_recent = pkt->tsval;
+	c->ts_recent_at = ep->now;
 	/* a probe (keepalive, zero window) is out: this frame answers it */
 	bool probing = c->persist_at || c->ka_at;
 	c->ka_at = 0; /* the peer is alive; re-armed by the timer pass */

@@ -306,6 +306,7 @@ struct rmpp_fault_view {
 	uint32_t msn;
 	uint64_t offset;
 	uint32_t payload_len;
+	uint32_t tsecr;  /* the timestamp echo (0: none, e.g. a stale one) */
 	uint64_t now_us; /* monotonic clock */
 	uint64_t index;  /* frames seen by this endpoint's shim so far */
 	uint32_t frame_len; /* bytes received, link padding included */

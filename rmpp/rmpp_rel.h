@@ -52,6 +52,9 @@ void rmpp_rel_retransmit(struct rmpp_ep *ep, struct rmpp_conn *c, uint32_t psn, 
 void rmpp_rel_send_probe(struct rmpp_ep *ep, struct rmpp_conn *c);
 
 /* rel_loss.c */
+/* The tsecr of a frame sent now: the peer's latest tsval, or 0 (no echo)
+ * once it has been held longer than this side's un-backed-off RTO. */
+uint32_t rmpp_rel_echo(struct rmpp_ep *ep, const struct rmpp_conn *c);
 /* Arm the RTO and the tail-loss probe while data is in flight; clear
  * them when none is. */
 void rmpp_rel_arm_timers(struct rmpp_ep *ep, struct rmpp_conn *c);

@@ -5,7 +5,9 @@
  * retransmissions too is repaired at the pace of the peer's frames, not of
  * the RTO backoff (tests/wire/faults.sh `burst` once took 2108 ms for one
  * frame); and a packet the peer never gets is resent that way at most
- * ECHO_RETX_MAX times, after which the RTO backoff alone paces it.
+ * ECHO_RETX_MAX times, after which the RTO backoff alone paces it; and a
+ * frame sent long after the last one received carries no timestamp echo
+ * (rmpp_rel_echo), so it cannot turn the silence into an RTT sample.
  *
  * B waits on A (rmpp_peer_watch, as the Portals NAL does for a put's ACK),
  * so B sends keepalive probes; B's fault hook drops A's frames.
@@ -15,6 +17,7 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static struct h_ep A, B;
 
@@ -136,9 +139,97 @@ START_TEST(t_echo_resends_bounded)
 }
 END_TEST
 
+/* Silence both ways, then a probe: the RTO estimate is not the silence.
+ * B gets A's message M1 and A's shim then drops B's frames for 300 ms
+ * (B's acks and probes) while B's drops all of A's (A's resends): when
+ * A's window reopens, B's next keepalive probe acks M1.  Its echo would
+ * be M1's tsval, 300 ms old: before rmpp_rel_echo the sample took A's RTO
+ * to ~340 ms (srtt + 4 rttvar), and in tests/wire/faults.sh `burst` (CI)
+ * to RTO_MAX, where echo-loss resends wait one estimated RTO.  So the
+ * probe carries no echo, and M2, whose first three transmissions B's shim
+ * drops, is repaired at the RTO of the path (TLP, then 1, 2, 4 ms), not of
+ * the silence (>= 600 ms with the stale sample). */
+struct silence {
+	uint64_t a_drop_until; /* A drops B's frames until then (monotonic us) */
+	bool b_drop_all;       /* B drops every frame of A */
+	unsigned b_drop_data;  /* ... or this many DATA frames of A */
+	unsigned a_seen_late, a_late_echoes, a_prompt_echoes;
+};
+static struct silence S;
+
+static int a_hook(void *arg, const struct rmpp_fault_view *v)
+{
+	(void)arg;
+	if (v->now_us < S.a_drop_until)
+		return RMPP_FAULT_DROP;
+	if (v->type == RMPP_PKT_PROBE) {
+		S.a_seen_late++;
+		if (v->tsecr)
+			S.a_late_echoes++;
+	} else if (v->type == RMPP_PKT_ACK && v->tsecr) {
+		S.a_prompt_echoes++;
+	}
+	return RMPP_FAULT_PASS;
+}
+
+static int b_hook(void *arg, const struct rmpp_fault_view *v)
+{
+	(void)arg;
+	if (S.b_drop_all)
+		return RMPP_FAULT_DROP;
+	if (S.b_drop_data && v->type == RMPP_PKT_DATA) {
+		S.b_drop_data--;
+		return RMPP_FAULT_DROP;
+	}
+	return RMPP_FAULT_PASS;
+}
+
+static bool a_sent(void *arg)
+{
+	return A.tx_ok >= *(unsigned *)arg;
+}
+
+START_TEST(t_stale_echo_not_an_rtt_sample)
+{
+	memset(&S, 0, sizeof(S));
+	struct h_ep *eps[2] = {&A, &B};
+	unsigned a_done = A.tx_ok + 1, b_has = B.rx_ok + 1;
+	S.a_drop_until = h_now_us() + 300000;
+	rmpp_fault_set_hook(A.ep, a_hook, NULL);
+	rmpp_fault_set_hook(B.ep, b_hook, NULL);
+	ck_assert_int_eq(h_send(&A, &B, 1000, 16), 0);
+	ck_assert(h_run(eps, 2, b_got, &b_has, 5000));
+	S.b_drop_all = true;
+	ck_assert(h_run(eps, 2, a_sent, &a_done, 5000)); /* a probe of B got through */
+	S.b_drop_all = false;
+	S.b_drop_data = 3;
+	uint64_t t0 = h_now_us();
+	ck_assert_int_eq(h_send(&A, &B, 1000, 16), 0);
+	b_has++;
+	ck_assert(h_run(eps, 2, b_got, &b_has, 5000));
+	uint64_t dt = h_now_us() - t0;
+	a_done++;
+	ck_assert(h_run(eps, 2, a_sent, &a_done, 5000)); /* B's ack of M2 */
+	struct rmpp_counters ca;
+	h_counters(&A, &ca);
+	fprintf(stderr,
+	        "after 300 ms of silence: %u probes reached A (%u with an echo), %u acks with "
+	        "one; M2 past 3 drops in %llu us (TLP %llu, RTO %llu, echo %llu resends)\n",
+	        S.a_seen_late, S.a_late_echoes, S.a_prompt_echoes, (unsigned long long)dt,
+	        (unsigned long long)ca.retx_tlp, (unsigned long long)ca.retx_rto,
+	        (unsigned long long)ca.retx_echo);
+	ck_assert_uint_gt(S.a_seen_late, 0);
+	ck_assert_uint_eq(S.a_late_echoes, 0);
+	ck_assert_uint_gt(S.a_prompt_echoes, 0); /* B's prompt acks of M2 still echo */
+	ck_assert_uint_eq(S.b_drop_data, 0);
+	ck_assert_uint_eq(B.data_errors + B.dup_errors + B.order_errors, 0);
+	ck_assert_uint_lt(dt, 150000);
+}
+END_TEST
+
 int main(void)
 {
 	const struct TTest *tests[] = {t_burst_repaired_at_the_peers_pace, t_echo_resends_bounded,
-	                               NULL};
+	                               t_stale_echo_not_an_rtt_sample, NULL};
 	return h_run_tests("rmpp-echo", setup, teardown, 30, tests);
 }

@@ -131,6 +131,27 @@ START_TEST(t_burst_loss)
 }
 END_TEST
 
+/* A loss event is a congestion episode, not an outage: it ends burst_us
+ * after it began even when its frame count is not used up.  Bursts of
+ * 100000 frames at the default 10 ms, and at 5 ms: the workload completes,
+ * its drops cannot all have been one burst, and no peer is declared dead.
+ * With burst_us=0 the first such burst would swallow every later frame. */
+START_TEST(t_burst_ends_in_time)
+{
+	ck_assert_int_eq(rmpp_fault_set(A.ep, "burst=1-22,burst_us=0"), 0);
+	ck_assert_int_eq(rmpp_fault_set(A.ep, "burst_us=x"), -EINVAL);
+	ck_assert_int_eq(rmpp_fault_set(A.ep, "burst_us=-1"), -EINVAL);
+	set_faults("drop=0.01,burst=100000,seed=33",
+	           "drop=0.01,burst=100000,burst_us=5000,seed=34");
+	run_workload(100, 30000);
+	fprintf(stderr, "bursts of 100000 frames ended in time: %llu + %llu frames dropped\n",
+	        (unsigned long long)ca.fault_drops, (unsigned long long)cb.fault_drops);
+	ck_assert_uint_gt(cb.fault_drops, 0);
+	ck_assert_uint_lt(cb.fault_drops, 100000);
+	ck_assert_uint_eq(ca.peers_dead + cb.peers_dead, 0);
+}
+END_TEST
+
 START_TEST(t_duplication)
 {
 	set_faults("dup=0.05,seed=41", "dup=0.05,seed=42");
@@ -783,6 +804,7 @@ int main(void)
 	                               t_loss_bulk_no_spurious,
 	                               t_loss_10pct,
 	                               t_burst_loss,
+	                               t_burst_ends_in_time,
 	                               t_duplication,
 	                               t_reorder,
 	                               t_reorder_mild,

@@ -215,7 +215,10 @@ case_burst() { # §4.2: bursts of 1..22 (Cplant) in the receiver's shim
 	# retransmitted when a burst eats the initiator's ACKs of them, one
 	# frame per backed-off RTO (10, 20, 40, ... ms up to RTO_MAX 1 s): a
 	# burst of 22 can hold one for ~0.5 s by the protocol's schedule
-	# (514 ms seen once in CI), which is not a repair stall.
+	# (514 ms seen once in CI), which is not a repair stall.  The shim's
+	# bursts end 10 ms after they begin (burst_us): counted in frames only,
+	# one that began at a flight's tail ate a resend per backed-off RTO for
+	# seconds (9.7 s once in CI; rmpp/README.md, fault shim).
 	expect "repair delay max $(repair_max_from burst $INI_MAC) ms < 500 ms (initiator's data)" \
 		[ "$(repair_max_from burst $INI_MAC)" -lt 500 ]
 	expect "target's frames repaired within the RTO schedule: max $(repair_max burst) ms < 2000 ms" \
