@@ -38,6 +38,12 @@ void rmpp_rtt_sample(struct rmpp_rtt *r, uint64_t m, uint64_t g_us, uint64_t min
 	r->rto_us = rtt_base_rto(r, g_us, min_us, max_us);
 }
 
+/* This connection's un-backed-off RTO, with the endpoint's bounds. */
+static uint64_t conn_base_rto(struct rmpp_ep *ep, const struct rmpp_conn *c)
+{
+	return rtt_base_rto(&c->rtt, ep->cfg.delack_us, ep->cfg.rto_min_us, ep->cfg.rto_max_us);
+}
+
 /* The echo a frame sent now carries.  The peer takes an RTT sample from
  * every echo that comes with an ack of new data, and the time the echo was
  * held here is in that sample.  Replies leave within DELACK_US/LAZY_US, but
@@ -53,9 +59,7 @@ void rmpp_rtt_sample(struct rmpp_rtt *r, uint64_t m, uint64_t g_us, uint64_t min
 uint32_t rmpp_rel_echo(struct rmpp_ep *ep, const struct rmpp_conn *c)
 {
 	uint64_t held = ep->now - c->ts_recent_at;
-	uint64_t bound = c->rtt.have ? rtt_base_rto(&c->rtt, ep->cfg.delack_us, ep->cfg.rto_min_us,
-	                                            ep->cfg.rto_max_us)
-	                             : ep->cfg.rto_init_us;
+	uint64_t bound = c->rtt.have ? conn_base_rto(ep, c) : ep->cfg.rto_init_us;
 	return held <= bound ? c->ts_recent : 0;
 }
 
@@ -207,8 +211,7 @@ void rmpp_rel_process_ack(struct rmpp_ep *ep, struct rmpp_conn *c, const struct 
 		 * on every ack too).  A sample did it implicitly; an ack without
 		 * one (no echo, rmpp_rel_echo) left the RTO backed off. */
 		if (c->rtt.have)
-			c->rtt.rto_us = rtt_base_rto(&c->rtt, ep->cfg.delack_us, ep->cfg.rto_min_us,
-			                             ep->cfg.rto_max_us);
+			c->rtt.rto_us = conn_base_rto(ep, c);
 		c->n_timeouts = 0;
 		c->tlp_out = false;
 		c->rto_at = 0;
@@ -252,8 +255,7 @@ void rmpp_rel_echo_detect(struct rmpp_ep *ep, struct rmpp_conn *c)
 	struct rmpp_txent *e = &c->ring[c->snd_una & RING_MASK(ep)];
 	if (e->state != TXE_INFLIGHT || e->retx >= ECHO_RETX_MAX)
 		return;
-	uint64_t base =
-	    rtt_base_rto(&c->rtt, ep->cfg.delack_us, ep->cfg.rto_min_us, ep->cfg.rto_max_us);
+	uint64_t base = conn_base_rto(ep, c);
 	if (ep->now - e->tx_us < base)
 		return;
 	ep->ctr.retx_echo++;
