@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -45,6 +46,11 @@
  * nal/myrinet/README.md 3.11. */
 #define MCPD_BULK_BYTES           8192
 #define MCPD_MAX_PEER_DEAD_MS     3600000 /* rmpp's DEAD_MIN_US at most 3600 s */
+/* The NIC's heap (heap_policy): staging buffers up to MCPD_HEAP_MMAP_MIN
+ * come from the heap, which gives memory back only once MCPD_HEAP_TRIM_MIN
+ * lies free at its top. */
+#define MCPD_HEAP_MMAP_MIN (8u << 20)
+#define MCPD_HEAP_TRIM_MIN (64u << 20)
 
 static struct mcpd *g_nic;
 
@@ -66,6 +72,11 @@ static struct {
 	X(retx_fast)                                                                               \
 	X(retx_rto)                                                                                \
 	X(retx_tlp)                                                                                \
+	X(retx_echo)                                                                               \
+	X(dup_rx)                                                                                  \
+	X(ooo_rx)                                                                                  \
+	X(ether_rx_dropped)                                                                        \
+	X(rx_defers)                                                                               \
 	X(probes_tx)                                                                               \
 	X(eager_msgs)                                                                              \
 	X(rndv_msgs)                                                                               \
@@ -642,6 +653,24 @@ static void set_slice(struct mcpd *nic, int given)
 		        r == -ENOSYS ? "custom slices need Linux 6.12 or later" : strerror(-r));
 }
 
+/* The NIC stages every message in a buffer of the message's size
+ * (mcpd_offload.c op_new; mcpd_ep.c's receive slots) and frees it when the
+ * message is done.  Under glibc's adaptive policy each freshly started NIC
+ * got one of two speeds for its whole life: until some buffer above the
+ * mmap threshold (128 KiB at start) had been freed, and glibc raised its
+ * thresholds for good, a 100 KB buffer freed at the top of the heap went
+ * back to the kernel and the next one faulted its pages in again.  In
+ * COMB's 100 KB exchange that was ~3000 brk calls a second per NIC (strace
+ * -c), and such a job ran its exchange ~50 us slower per iteration (the
+ * PWW knee's "slow state", README §3.12).  Fixed thresholds: the same
+ * policy from the first message on. */
+static void heap_policy(void)
+{
+	if (!mallopt(M_MMAP_THRESHOLD, (int)MCPD_HEAP_MMAP_MIN) ||
+	    !mallopt(M_TRIM_THRESHOLD, (int)MCPD_HEAP_TRIM_MIN))
+		fprintf(stderr, "mcpd: mallopt failed: the heap keeps glibc's adaptive policy\n");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {{"nic", required_argument, NULL, 'n'},
@@ -668,6 +697,7 @@ int main(int argc, char **argv)
 	    (unsigned)p3num_env_u64("mcpd", "P3_MCPD_PEER_DEAD_MS", MCPD_DEFAULT_PEER_DEAD_MS, 0,
 	                            MCPD_MAX_PEER_DEAD_MS, P3NUM_BASE0);
 	char msg[256];
+	heap_policy();
 	nic.slice_us = myri_slice_env("P3_MCPD_SLICE_US", MCPD_DEFAULT_SLICE_US, &slice_given, msg,
 	                              sizeof(msg));
 	if (slice_given < 0)
